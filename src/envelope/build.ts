@@ -1,0 +1,54 @@
+import type { Envelope, EnvelopeDefaults, EnvelopeInput } from './envelope.js';
+import { ENVELOPE_SCHEMA_VERSION } from './envelope.js';
+import { newId, type EventId } from './ids.js';
+
+/**
+ * Completes an envelope from what a producer knows. A new intent gets a new `event_id`; a retry keeps
+ * the id it was given and bumps `execution.attempt`. Without a correlation id the event starts its own
+ * chain, correlated to itself.
+ */
+export function buildEnvelope(input: EnvelopeInput, defaults: EnvelopeDefaults, now = new Date()): Envelope {
+  const eventId = (input.event_id ?? newId('event', now.getTime())) as EventId;
+  return {
+    event_id: eventId,
+    type: input.type,
+    schema_version: ENVELOPE_SCHEMA_VERSION,
+    occurred_at: input.occurred_at ?? now.toISOString(),
+    tenant_id: input.tenant_id ?? defaults.tenant_id,
+    environment: input.environment ?? defaults.environment,
+    runtime: { kind: input.runtime?.kind ?? null, adapter_version: input.runtime?.adapter_version ?? null },
+    actor: { user_id: input.actor?.user_id ?? null, agent_id: input.actor?.agent_id ?? null },
+    execution: {
+      task_id: input.execution?.task_id ?? null,
+      session_id: input.execution?.session_id ?? null,
+      turn_id: input.execution?.turn_id ?? null,
+      tool_call_id: input.execution?.tool_call_id ?? null,
+      attempt: input.execution?.attempt ?? 1,
+    },
+    correlation_id: input.correlation_id ?? eventId,
+    causation_id: input.causation_id ?? null,
+    lineage: { hop_count: input.lineage?.hop_count ?? 0, depth: input.lineage?.depth ?? 0 },
+    policy: { revision: input.policy?.revision ?? null, risk: input.policy?.risk ?? null },
+    subject: {
+      tool: input.subject?.tool ?? null,
+      action: input.subject?.action ?? null,
+      resource_ref: input.subject?.resource_ref ?? null,
+    },
+    payload_ref: input.payload_ref ?? null,
+    payload_digest: input.payload_digest ?? null,
+    redacted_summary: input.redacted_summary ?? {},
+  };
+}
+
+/** The envelope of an event caused by `cause`: same correlation, one more hop, same tenant and task. */
+export function causedBy(cause: Envelope, input: EnvelopeInput): EnvelopeInput {
+  return {
+    tenant_id: cause.tenant_id,
+    environment: cause.environment,
+    correlation_id: cause.correlation_id,
+    causation_id: cause.event_id,
+    ...input,
+    execution: { ...cause.execution, attempt: 1, ...input.execution },
+    lineage: { hop_count: cause.lineage.hop_count + 1, depth: cause.lineage.depth, ...input.lineage },
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * The event type catalogue. Types are `agent.<noun>.<verb>` or `integration.<noun>.<verb>`; an intent
+ * (`requested`) and its fact (`completed`, `authorized`, `denied`) are separate types, never one
+ * `agent.updated`. A module that needs a new type adds it here, so every type in the log is known.
+ */
+export const EVENT_TYPES = [
+  // runtimes (hooks)
+  'agent.tool.requested',
+  'agent.tool.authorized',
+  'agent.tool.denied',
+  'agent.tool.deferred',
+  'agent.tool.modified',
+  'agent.tool.completed',
+  'agent.tool.failed',
+  'agent.permission.requested',
+  'agent.session.started',
+  'agent.session.ended',
+  'agent.session.compacted',
+  'agent.turn.completed',
+  'agent.turn.failed',
+  'agent.prompt.submitted',
+  'agent.subagent.started',
+  'agent.subagent.stopped',
+  'agent.notification.raised',
+  'agent.runtime.unrecognized',
+  // mouth
+  'agent.progress.reported',
+  'agent.approval.requested',
+  'agent.approval.approved',
+  'agent.approval.rejected',
+  'agent.approval.expired',
+  'agent.notification.sent',
+  'agent.notification.suppressed',
+  'agent.notification.blocked',
+  // gate
+  'agent.capability.issued',
+  'agent.capability.revoked',
+  'agent.policy.loaded',
+  'agent.policy.rejected',
+  'agent.agent.frozen',
+  'agent.agent.unfrozen',
+  // tasks
+  'agent.task.submitted',
+  'agent.task.started',
+  'agent.task.input_required',
+  'agent.task.completed',
+  'agent.task.failed',
+  'agent.task.canceled',
+  'agent.task.rejected',
+  'agent.task.stalled',
+  'agent.task.resumed',
+  // delivery
+  'integration.delivery.attempted',
+  'integration.delivery.succeeded',
+  'integration.delivery.failed',
+  'integration.delivery.dead',
+  'integration.delivery.unknown',
+  'integration.delivery.blocked',
+  'integration.delivery.replayed',
+  // ears
+  'integration.webhook.accepted',
+  'integration.webhook.rejected',
+  'integration.webhook.admitted',
+  'integration.webhook.dropped',
+  'integration.webhook.coalesced',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+const KNOWN = new Set<string>(EVENT_TYPES);
+export const EVENT_TYPE_PATTERN = /^(agent|integration)\.[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/;
+
+export function isEventType(value: unknown): value is EventType {
+  return typeof value === 'string' && KNOWN.has(value);
+}

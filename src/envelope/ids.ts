@@ -1,0 +1,50 @@
+import { monotonicFactory } from 'ulid';
+
+/**
+ * Prefixed, sortable ids. The prefix says what an id names, so an approval id pasted where a task id
+ * belongs is rejected by `parseId` instead of silently matching nothing. The body is a ULID: time
+ * ordered, so ids sort by creation and make good primary keys on both databases.
+ */
+export const ID_PREFIXES = {
+  event: 'evt',
+  approval: 'apr',
+  capability: 'cap',
+  delivery: 'dlv',
+  task: 'tsk',
+  vault: 'vlt',
+  outbox: 'obx',
+  webhook: 'whk',
+  correlation: 'cor',
+  session: 'ses',
+  notification: 'ntf',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+export type IdPrefix = (typeof ID_PREFIXES)[IdKind];
+export type Id<K extends IdKind> = string & { readonly __id: K };
+
+export type EventId = Id<'event'>;
+export type ApprovalId = Id<'approval'>;
+export type CapabilityId = Id<'capability'>;
+export type DeliveryId = Id<'delivery'>;
+export type TaskId = Id<'task'>;
+export type VaultRef = Id<'vault'>;
+
+const ulid = monotonicFactory();
+const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+export function newId<K extends IdKind>(kind: K, now: number = Date.now()): Id<K> {
+  return `${ID_PREFIXES[kind]}_${ulid(now)}` as Id<K>;
+}
+
+/** Returns the id when it has the right prefix and a well-formed ULID body, otherwise undefined. */
+export function parseId<K extends IdKind>(kind: K, value: unknown): Id<K> | undefined {
+  if (typeof value !== 'string') return undefined;
+  const prefix = `${ID_PREFIXES[kind]}_`;
+  if (!value.startsWith(prefix)) return undefined;
+  return ULID_RE.test(value.slice(prefix.length)) ? (value as Id<K>) : undefined;
+}
+
+export function isId<K extends IdKind>(kind: K, value: unknown): value is Id<K> {
+  return parseId(kind, value) !== undefined;
+}

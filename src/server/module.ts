@@ -1,0 +1,53 @@
+import type { Hono } from 'hono';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { EnvelopeInput, Envelope } from '../envelope/index.js';
+import type { EventLog } from '../log/log.js';
+import type { Relay } from '../log/relay.js';
+import type { Vault } from '../log/vault.js';
+import type { Db } from '../store/port.js';
+import type { Metrics } from './metrics.js';
+
+export type Role = 'admin' | 'agent' | 'approver';
+
+/** Who is calling: resolved from the bearer key by the auth middleware. */
+export interface Principal {
+  name: string;
+  role: Role;
+  /** A key scoped to one task (issued to a launched agent) carries it; the task comes from here, never the body. */
+  task_id?: string;
+}
+
+export interface AppEnv {
+  Variables: { principal: Principal; requestId: string };
+}
+
+export type App = Hono<AppEnv>;
+
+/** Everything a module may use. Built once at start-up; modules never construct their own. */
+export interface Services {
+  config: Config;
+  db: Db;
+  log: EventLog;
+  vault: Vault;
+  relay: Relay;
+  logger: Logger;
+  metrics: Metrics;
+  /** Milliseconds since the epoch; injected so tests can move time. */
+  now: () => number;
+  /** Appends an event (and its outbox row) using the configured tenant and environment. */
+  emit(input: EnvelopeInput, db?: Db): Promise<Envelope>;
+}
+
+/**
+ * A module plugs into the server without the server knowing what it does: it adds routes, starts
+ * workers (which must stop on `stop`), and may report why it is not ready.
+ */
+export interface Module {
+  name: string;
+  routes?(app: App, services: Services): void;
+  start?(services: Services): Promise<void> | void;
+  stop?(): Promise<void> | void;
+  /** Undefined when ready; otherwise the reason, shown by /readyz and `doctor`. */
+  notReady?(): string | undefined;
+}

@@ -1,0 +1,34 @@
+/**
+ * The one-method DB port (after pg-boss's `executeSql`). Every module writes its SQL as pure functions
+ * returning `Sql`, with `$1…$n` placeholders in both dialects, and runs it through `query`. `tx` hands
+ * the callback a port bound to one transaction, so a module's write (an outbox row, a delivery) joins
+ * the caller's transaction just by using the port it was given.
+ */
+export interface Sql {
+  text: string;
+  values?: readonly unknown[];
+}
+
+export type Row = Record<string, unknown>;
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Db {
+  readonly dialect: Dialect;
+  /** Runs one statement; returns its rows (empty for a statement without RETURNING). */
+  query<T extends Row = Row>(sql: Sql): Promise<T[]>;
+  /** Runs `fn` in one transaction; nested calls join the outer one. Rolls back when `fn` throws. */
+  tx<T>(fn: (db: Db) => Promise<T>): Promise<T>;
+  /** Whether this port is bound to an open transaction. */
+  readonly inTransaction: boolean;
+  close(): Promise<void>;
+}
+
+export function sql(text: string, ...values: unknown[]): Sql {
+  return { text, values };
+}
+
+/** The first row, or undefined. */
+export async function one<T extends Row>(db: Db, q: Sql): Promise<T | undefined> {
+  const rows = await db.query<T>(q);
+  return rows[0];
+}

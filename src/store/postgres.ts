@@ -1,0 +1,121 @@
+import pg from 'pg';
+import { classifyStoreError } from './errors.js';
+import type { Db, Row, Sql } from './port.js';
+
+// BIGINT (int8) columns hold epoch milliseconds and counters, all far below 2^53: read them as numbers.
+pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+
+export interface PostgresOptions {
+  url: string;
+  /** Schema to use (created if missing); tests give each suite its own. */
+  schema?: string;
+  max?: number;
+  connectionTimeoutMs?: number;
+}
+
+/**
+ * PostgreSQL behind the port: a pool; `tx` checks out one client for the transaction. Workers on
+ * several processes claim rows with `FOR UPDATE SKIP LOCKED` in their own SQL.
+ */
+export class PostgresDb implements Db {
+  readonly dialect = 'postgres' as const;
+  readonly inTransaction = false;
+  readonly pool: pg.Pool;
+  readonly schema: string | undefined;
+
+  constructor(opts: PostgresOptions) {
+    this.schema = opts.schema;
+    this.pool = new pg.Pool({
+      connectionString: opts.url,
+      max: opts.max ?? 10,
+      connectionTimeoutMillis: opts.connectionTimeoutMs ?? 5000,
+      ...(opts.schema ? { options: `-c search_path=${quoteIdent(opts.schema)}` } : {}),
+    });
+    // An idle client that loses its server must not crash the process; the next query reports it.
+    this.pool.on('error', () => {});
+  }
+
+  /** Connects once and creates the schema; throws store_unavailable with the driver's reason. */
+  async open(): Promise<this> {
+    try {
+      if (this.schema) {
+        const admin = new pg.Client({ connectionString: this.pool.options.connectionString });
+        await admin.connect();
+        try {
+          await admin.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(this.schema)}`);
+        } finally {
+          await admin.end();
+        }
+      }
+      await this.pool.query('SELECT 1');
+    } catch (err) {
+      throw classifyStoreError(err);
+    }
+    return this;
+  }
+
+  async query<T extends Row = Row>(q: Sql): Promise<T[]> {
+    try {
+      const res = await this.pool.query(q.text, q.values as unknown[] | undefined);
+      return res.rows as T[];
+    } catch (err) {
+      throw classifyStoreError(err);
+    }
+  }
+
+  async tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw classifyStoreError(err);
+    }
+    const bound = new PostgresTx(client);
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const out = await fn(bound);
+      await client.query('COMMIT');
+      return out;
+    } catch (err) {
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        broken = true;
+      }
+      throw classifyStoreError(err);
+    } finally {
+      bound.closed = true;
+      client.release(broken);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+class PostgresTx implements Db {
+  readonly dialect = 'postgres' as const;
+  readonly inTransaction = true;
+  closed = false;
+
+  constructor(private readonly client: pg.PoolClient) {}
+
+  async query<T extends Row = Row>(q: Sql): Promise<T[]> {
+    if (this.closed) throw new Error('transaction already finished: use the port the caller holds, not one kept from a tx');
+    const res = await this.client.query(q.text, q.values as unknown[] | undefined);
+    return res.rows as T[];
+  }
+
+  tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    return fn(this);
+  }
+
+  async close(): Promise<void> {}
+}
+
+export function quoteIdent(name: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid identifier: ${name}`);
+  return `"${name}"`;
+}
