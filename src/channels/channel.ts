@@ -1,0 +1,135 @@
+import type { z } from 'zod';
+
+/**
+ * One structured notification. The model fills this structure (through `report_progress` /
+ * `ask_approval`); each channel's template renders it. Recipients are never part of it: they come
+ * from the channel's config.
+ */
+export interface Message {
+  kind: 'progress' | 'approval' | 'alert';
+  stage: Stage;
+  severity: Severity;
+  title: string;
+  /** At most 120 characters (the tool schema enforces it; channels still cap what they render). */
+  summary: string;
+  detail?: string;
+  /** A link to the result; the content gate has already checked its domain. */
+  artifact?: string;
+  task?: { id: string; name?: string };
+  agent?: string;
+  /** Only a critical message mentions the owner; the notify module decides, the channel obeys. */
+  mention?: boolean;
+  /** Approve/reject targets; each points at the gateway's public URL. */
+  actions?: ApprovalActions;
+  locale?: Locale;
+  /** Idempotency key: the same event renders to the same request and carries this id where the provider allows. */
+  eventId: string;
+}
+
+export type Stage = 'started' | 'progress' | 'blocked' | 'awaiting_approval' | 'done' | 'failed';
+export type Severity = 'info' | 'warn' | 'critical';
+export type Locale = 'en' | 'zh';
+
+export interface ApprovalActions {
+  /** Signed one-time link: POST approves, GET shows the confirmation page (a GET never decides). */
+  approveUrl: string;
+  rejectUrl: string;
+  /** The confirmation page, for channels that can only carry links. */
+  pageUrl: string;
+  approvalId: string;
+}
+
+export interface HttpRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs?: number;
+}
+
+export interface HttpResponse {
+  status: number;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The one way a channel reaches the network; the delivery engine injects its SSRF-guarded sender. */
+export type HttpPost = (req: HttpRequest) => Promise<HttpResponse>;
+
+/** Standard Webhooks signer: returns the `webhook-signature` header value (`v1,<base64>`). */
+export type WebhookSigner = (secret: string, msgId: string, timestampSeconds: number, body: string) => string;
+
+/** HTTP 200 is not delivery: every channel maps the provider's business result onto this. */
+export type SendResult =
+  | { kind: 'ok'; providerId?: string }
+  | { kind: 'retry'; error: string; retryAfterMs?: number }
+  | { kind: 'dead'; reason: string };
+
+/** What `format` may read besides the message and config; all of it injected so format stays pure. */
+export interface FormatContext {
+  /** Milliseconds since the epoch (signatures that include a timestamp). */
+  now: number;
+  /** Looks up a secret by its env name (`token_env`, `secret_env`, …). */
+  secret: (env: string) => string | undefined;
+  sign?: WebhookSigner;
+}
+
+export interface SendDeps {
+  post: HttpPost;
+  now: () => number;
+  secret: (env: string) => string | undefined;
+  sign?: WebhookSigner;
+  /** Only the email channel uses it; defaults to the built-in client over node:net. */
+  smtp?: SmtpTransport;
+}
+
+export interface SmtpMail {
+  host: string;
+  port: number;
+  from: string;
+  to: string[];
+  /** The full RFC 5322 message, CRLF line endings, not yet dot-stuffed. */
+  data: string;
+  starttls: 'never' | 'if-offered' | 'required';
+  heloName: string;
+  /** Env names only: the transport resolves them, so the rendered mail never holds a password. */
+  usernameEnv?: string;
+  passwordEnv?: string;
+}
+
+export interface SmtpReply {
+  code: number;
+  text: string;
+}
+
+export type SmtpTransport = (mail: SmtpMail, secret: (env: string) => string | undefined) => Promise<SmtpReply>;
+
+/**
+ * A channel kind: one folder under `src/channels/`. `R` is what `format` renders (an HTTP request
+ * for all but email), `P` what the provider answers. Methods (not arrow properties) so a registry
+ * can hold kinds with different config types.
+ */
+export interface ChannelKind<C, R = HttpRequest, P = HttpResponse> {
+  type: string;
+  /** Strict schema of `channels.<name>` in the config; secrets appear only as `*_env` names. */
+  configSchema: z.ZodType<C>;
+  /** Can carry approve/reject as buttons; the others carry the confirmation-page link. */
+  buttons: boolean;
+  /** Cap of the rendered main text, in `lengthUnit`; longer detail is cut with an ellipsis. */
+  maxLength: number;
+  lengthUnit: 'bytes' | 'chars';
+  /** Pure: the same message, config and context give the same request. Throws ChannelConfigError. */
+  format(msg: Message, config: C, ctx: FormatContext): R;
+  /** Maps the provider's answer (status and business body) onto ok / retry / dead. */
+  parseResult(res: P): SendResult;
+  /** format → one send → parseResult. Never throws for provider or network failures. */
+  send(msg: Message, config: C, deps: SendDeps): Promise<SendResult>;
+}
+
+/** A config problem that no retry can fix (a missing secret, no signer): send maps it to `dead`. */
+export class ChannelConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ChannelConfigError';
+  }
+}

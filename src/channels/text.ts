@@ -1,0 +1,167 @@
+import type { Locale, Message, Severity, Stage } from './channel.js';
+
+/** Shared, pure text helpers every template uses: labels, mention stripping, length caps. */
+
+export const ELLIPSIS = '…';
+
+const LABELS = {
+  en: {
+    stage: {
+      started: 'Started',
+      progress: 'Progress',
+      blocked: 'Blocked',
+      awaiting_approval: 'Awaiting approval',
+      done: 'Done',
+      failed: 'Failed',
+    },
+    severity: { info: 'info', warn: 'warning', critical: 'critical' },
+    approve: 'Approve',
+    reject: 'Reject',
+    open: 'Open approval page',
+    task: 'Task',
+    agent: 'Agent',
+    artifact: 'Result',
+  },
+  zh: {
+    stage: {
+      started: '已开始',
+      progress: '进展',
+      blocked: '受阻',
+      awaiting_approval: '等待审批',
+      done: '完成',
+      failed: '失败',
+    },
+    severity: { info: '信息', warn: '警告', critical: '严重' },
+    approve: '批准',
+    reject: '拒绝',
+    open: '打开审批页面',
+    task: '任务',
+    agent: '智能体',
+    artifact: '结果',
+  },
+} as const satisfies Record<Locale, Labels>;
+
+export interface Labels {
+  stage: Record<Stage, string>;
+  severity: Record<Severity, string>;
+  approve: string;
+  reject: string;
+  open: string;
+  task: string;
+  agent: string;
+  artifact: string;
+}
+
+export function labels(locale: Locale | undefined): Labels {
+  return LABELS[locale ?? 'en'];
+}
+
+// Each pattern is a way some provider turns text into a ping for a whole room. The word boundary
+// keeps `@alice` and `@allison` intact (text.test.ts pins both).
+const MASS_MENTIONS: RegExp[] = [
+  /@(all|everyone|here|channel)\b/gi,
+  /<!(channel|here|everyone)(\|[^>]*)?>/gi,
+  /<at\s+(user_)?id\s*=\s*["']?(all|-1)["']?\s*>[^<]*<\/at>/gi,
+  /<at\s+(user_)?id\s*=\s*["']?(all|-1)["']?\s*\/?>/gi,
+  /@所有人/g,
+];
+
+/** Removes room-wide mentions; a mention of the owner is added by the channel from config only. */
+export function stripMassMentions(text: string): string {
+  let out = text;
+  for (const re of MASS_MENTIONS) out = out.replace(re, '');
+  return out;
+}
+
+export type LengthUnit = 'bytes' | 'chars';
+
+export function measure(text: string, unit: LengthUnit): number {
+  return unit === 'bytes' ? Buffer.byteLength(text, 'utf8') : text.length;
+}
+
+/**
+ * Cuts `text` so that it fits `max` in `unit`, ending with an ellipsis when cut. Never splits a
+ * surrogate pair (chars are UTF-16 units, the stricter count for Telegram and Discord).
+ */
+export function truncate(text: string, max: number, unit: LengthUnit): string {
+  if (measure(text, unit) <= max) return text;
+  const room = max - measure(ELLIPSIS, unit);
+  if (room <= 0) return '';
+  let out = '';
+  let used = 0;
+  for (const ch of text) {
+    const size = measure(ch, unit);
+    if (used + size > room) break;
+    out += ch;
+    used += size;
+  }
+  return out + ELLIPSIS;
+}
+
+/**
+ * Joins head, detail and tail, cutting only the detail, so the summary and the approval links
+ * survive a long detail (channel.case.ts checks it for every channel).
+ */
+export function fit(head: string, detail: string | undefined, tail: string, max: number, unit: LengthUnit): string {
+  const sep = '\n\n';
+  const parts = (d: string) => [head, d, tail].filter((p) => p !== '').join(sep);
+  const full = parts(detail ?? '');
+  if (measure(full, unit) <= max) return full;
+  const fixed = measure(parts(''), unit) + (detail ? measure(sep, unit) : 0);
+  const room = max - fixed;
+  if (room > measure(ELLIPSIS, unit) && detail) return parts(truncate(detail, room, unit));
+  return truncate(parts(''), max, unit);
+}
+
+/** The message with mass mentions removed from every free-text field. */
+export function sanitize(msg: Message): Message {
+  const out: Message = { ...msg, title: stripMassMentions(msg.title), summary: stripMassMentions(msg.summary) };
+  if (msg.detail !== undefined) out.detail = stripMassMentions(msg.detail);
+  if (msg.agent !== undefined) out.agent = stripMassMentions(msg.agent);
+  if (msg.task) {
+    out.task = { id: msg.task.id };
+    if (msg.task.name !== undefined) out.task.name = stripMassMentions(msg.task.name);
+  }
+  return out;
+}
+
+/** `Failed · Deploy web` — the one-line headline every channel uses. */
+export function headline(msg: Message): string {
+  return `${labels(msg.locale).stage[msg.stage]} · ${msg.title}`;
+}
+
+/** Task, agent and result lines, in the message's language. */
+export function contextLines(msg: Message): string[] {
+  const l = labels(msg.locale);
+  const lines: string[] = [];
+  if (msg.task) lines.push(`${l.task}: ${msg.task.name ? `${msg.task.name} (${msg.task.id})` : msg.task.id}`);
+  if (msg.agent) lines.push(`${l.agent}: ${msg.agent}`);
+  if (msg.artifact) lines.push(`${l.artifact}: ${msg.artifact}`);
+  return lines;
+}
+
+/** Plain-text approval links for channels without buttons (GET shows the confirmation page). */
+export function linkLines(msg: Message): string[] {
+  if (!msg.actions) return [];
+  const l = labels(msg.locale);
+  return [`${l.open}: ${msg.actions.pageUrl}`];
+}
+
+export interface PlainOptions {
+  /** Leave the headline out when the channel shows it as a separate title. */
+  headline?: boolean;
+  /** Leave the page link out when buttons carry the approval. */
+  links?: boolean;
+}
+
+/** The message as plain text within a cap: headline, summary, detail, context, links. */
+export function plainText(msg: Message, max: number, unit: LengthUnit, opts: PlainOptions = {}): string {
+  const head = opts.headline === false ? msg.summary : `${headline(msg)}\n${msg.summary}`;
+  const tail = [...contextLines(msg), ...(opts.links === false ? [] : linkLines(msg))].join('\n');
+  return fit(head, msg.detail, tail, max, unit);
+}
+
+/** Severity → a provider-neutral rank: 1 (info) … 3 (critical). */
+export function severityRank(severity: Severity): 1 | 2 | 3 {
+  return severity === 'critical' ? 3 : severity === 'warn' ? 2 : 1;
+}
