@@ -1,0 +1,76 @@
+import type { EnvelopeInput, EventType } from '../envelope/index.js';
+
+/** The gate's answer, as CONTRACT.md's decision contract names it. Only the fields adapters read are required. */
+export interface Decision {
+  decision: 'allow' | 'deny' | 'require_approval' | 'defer' | 'modify';
+  reason_code: string;
+  /** Human text; shown to the agent or the user depending on the runtime. */
+  reason?: string;
+  /** The whole modified tool input, when `decision` is `modify`. */
+  input?: Record<string, unknown>;
+  approval_id?: string;
+  policy_revision?: string;
+  plan_digest?: string;
+  capability?: { id: string; expires_at: string; token: string };
+  constraints?: Record<string, unknown>;
+  matched_rules?: Array<{ id: string; decision: string }>;
+}
+
+export type RuntimeKind = 'claude-code' | 'codex' | 'hermes' | 'openclaw' | 'gemini-cli' | 'cursor';
+
+/** What the gate must decide, present only on events that ask before a side effect. */
+export interface Intent {
+  tool: string;
+  input: Record<string, unknown>;
+  action?: string;
+  resource?: string;
+}
+
+export interface Normalized {
+  /** The runtime's own event name (`PreToolUse`, `before_tool_call`, …); `''` when the input named none. */
+  event: string;
+  /** Usually one; an unknown or malformed input still yields one `agent.runtime.unrecognized` envelope. */
+  envelopes: EnvelopeInput[];
+  /** The runtime waits for the reply and the reply can change what happens. */
+  blocking: boolean;
+  intent?: Intent;
+  sessionId?: string;
+  /** Set when the input was not a JSON object: `reply` then answers with the runtime's native error. */
+  problem?: string;
+}
+
+export interface NativeReply {
+  exitCode: number;
+  /** A JSON document or empty. */
+  stdout: string;
+  stderr: string;
+  /**
+   * The body to answer with when the runtime itself calls the HTTP route (Claude Code HTTP hooks, the
+   * OpenClaw plugin). Absent for command-only runtimes, whose bridge needs the exit code and stderr too.
+   */
+  httpBody?: unknown;
+}
+
+export type Capability = 'can_block' | 'observe_only' | 'needs_user_input' | 'unknown';
+
+export interface EventCapability {
+  capability: Capability;
+  envelopeType: EventType;
+  notes?: string;
+}
+
+/** Keyed by the runtime's native event name. */
+export type CapabilityMatrix = Record<string, EventCapability>;
+
+export interface RuntimeAdapter {
+  kind: RuntimeKind;
+  adapterVersion: string;
+  /** Never throws: unknown events become `agent.runtime.unrecognized`, malformed input sets `problem`. */
+  normalize(raw: unknown, ctx?: { argv?: string[] }): Normalized;
+  /** `decision` null means observe-only: the neutral reply. */
+  reply(n: Normalized, decision: Decision | null): NativeReply;
+  neutralReply(): NativeReply;
+  /** Malformed input: the runtime's native error with the exit code it expects. */
+  errorReply(message: string): NativeReply;
+  capabilities: CapabilityMatrix;
+}
