@@ -1,0 +1,153 @@
+import { canonicalJson, sha256Hex } from '../envelope/digest.js';
+import { type CelProgram, compileCel } from './cel.js';
+import type { GateOptions, Policy, Rule } from './config.js';
+import type { PolicyProblem, RuleOrigin } from './load.js';
+import { buildToolSchemas, type ToolSchemaRegistry } from './schemas.js';
+
+export interface CompiledRule {
+  rule: Rule;
+  /** Position in the policy: the stable tie-break between rules of equal priority. */
+  index: number;
+  /** `undefined` when the condition is the literal `true`: nothing to evaluate. */
+  when: CelProgram | undefined;
+  input_expr: CelProgram | undefined;
+  types: ReadonlySet<string> | undefined;
+  runtimes: ReadonlySet<string> | undefined;
+}
+
+export interface CompiledPolicy {
+  revision: string;
+  options: GateOptions;
+  rules: readonly CompiledRule[];
+  /** The rules that can match this (type, runtime, tool), highest priority first, then policy order. */
+  candidates(type: string, runtime: string | null, tool: string): readonly CompiledRule[];
+  isReadOnly(tool: string): boolean;
+  toolSchemas: ToolSchemaRegistry;
+}
+
+export type CompileResult = { ok: true; compiled: CompiledPolicy } | { ok: false; problems: PolicyProblem[] };
+
+/** Distinct (type, runtime, tool) keys remembered per revision; tool names come from agents, so bounded. */
+const CANDIDATE_CACHE_SIZE = 4_096;
+/** 64 bits of the digest: unique across any realistic number of revisions, short enough to read aloud. */
+const REVISION_HEX_CHARS = 16;
+
+/** `rev_` + short sha256 of the canonical policy: the same rules and options give the same revision. */
+export function policyRevision(policy: Policy): string {
+  return `rev_${sha256Hex(canonicalJson(policy)).slice(0, REVISION_HEX_CHARS)}`;
+}
+
+/** Compiles every CEL expression once and builds the indexes; reports every problem with its place. */
+export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = []): CompileResult {
+  const problems: PolicyProblem[] = [];
+  const rules: CompiledRule[] = [];
+
+  policy.rules.forEach((rule, index) => {
+    const origin = origins[index];
+    const problem = (path: string, line: number | undefined, message: string) =>
+      problems.push({
+        file: origin?.file ?? 'policy',
+        line: line ?? origin?.line ?? 0,
+        column: line === undefined ? (origin?.column ?? 0) : 1,
+        path: `rule ${rule.id}: ${path}`,
+        message,
+      });
+    let when: CelProgram | undefined;
+    if (rule.when.trim() !== 'true') {
+      const compiled = compileCel(rule.when, 'bool');
+      if (compiled.ok) when = compiled.program;
+      else problem('when', origin?.when_line, compiled.message);
+    }
+    let inputExpr: CelProgram | undefined;
+    if (rule.input_expr !== undefined) {
+      const compiled = compileCel(rule.input_expr, 'map');
+      if (compiled.ok) inputExpr = compiled.program;
+      else problem('input_expr', origin?.input_expr_line, compiled.message);
+    }
+    rules.push({
+      rule,
+      index,
+      when,
+      input_expr: inputExpr,
+      types: rule.match?.types ? new Set(rule.match.types) : undefined,
+      runtimes: rule.match?.runtimes ? new Set(rule.match.runtimes) : undefined,
+    });
+  });
+
+  const schemas = buildToolSchemas(policy.gate.tool_schemas);
+  if (!schemas.ok) {
+    for (const message of schemas.errors)
+      problems.push({ file: 'gate', line: 0, column: 0, path: 'gate', message });
+  }
+  if (problems.length > 0 || !schemas.ok) return { ok: false, problems };
+
+  const index = indexByTool(rules);
+  const cache = new Map<string, readonly CompiledRule[]>();
+  const readOnly = toolMatcher(policy.gate.read_only_tools);
+
+  return {
+    ok: true,
+    compiled: {
+      revision: policyRevision(policy),
+      options: policy.gate,
+      rules,
+      toolSchemas: schemas.check,
+      isReadOnly: readOnly,
+      candidates(type, runtime, tool) {
+        const key = `${type}\u0000${runtime ?? ''}\u0000${tool}`;
+        const hit = cache.get(key);
+        if (hit) return hit;
+        const found = index(tool).filter(
+          (r) =>
+            (!r.types || r.types.has(type)) && (!r.runtimes || (runtime !== null && r.runtimes.has(runtime))),
+        );
+        found.sort((a, b) => b.rule.priority - a.rule.priority || a.index - b.index);
+        if (cache.size >= CANDIDATE_CACHE_SIZE) cache.clear();
+        cache.set(key, found);
+        return found;
+      },
+    },
+  };
+}
+
+/**
+ * Exact tool names go into a map, globs into a short list, rules without a tool match into a third:
+ * a decision for tool Y never looks at a rule written for tool X.
+ */
+function indexByTool(rules: readonly CompiledRule[]): (tool: string) => CompiledRule[] {
+  const exact = new Map<string, CompiledRule[]>();
+  const globs: { re: RegExp; rule: CompiledRule }[] = [];
+  const any: CompiledRule[] = [];
+  for (const r of rules) {
+    const tools = r.rule.match?.tools;
+    if (!tools) {
+      any.push(r);
+      continue;
+    }
+    for (const pattern of new Set(tools)) {
+      if (pattern.includes('*')) globs.push({ re: globToRegExp(pattern), rule: r });
+      else exact.set(pattern, [...(exact.get(pattern) ?? []), r]);
+    }
+  }
+  return (tool) => {
+    const out = new Set<CompiledRule>(exact.get(tool));
+    for (const g of globs) if (g.re.test(tool)) out.add(g.rule);
+    for (const r of any) out.add(r);
+    return [...out];
+  };
+}
+
+export function toolMatcher(patterns: readonly string[]): (tool: string) => boolean {
+  const exact = new Set(patterns.filter((p) => !p.includes('*')));
+  const globs = patterns.filter((p) => p.includes('*')).map(globToRegExp);
+  return (tool) => exact.has(tool) || globs.some((re) => re.test(tool));
+}
+
+/** `*` is any run of characters; everything else is literal (tool names hold `.`, `__`, `-`). */
+export function globToRegExp(glob: string): RegExp {
+  return new RegExp(`^${glob.split('*').map(escapeRegExp).join('.*')}$`, 's');
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,22 @@
+import { jsonDigest } from '../envelope/digest.js';
+import type { Plan } from './types.js';
+
+/**
+ * `sha256:` over the canonical JSON (RFC 8785) of tool, action, resource and input: the same plan
+ * always has the same digest, and any change to what would run changes it. Absent action and
+ * resource count as null, so `{}` and `{ action: null }` name the same plan.
+ */
+export function planDigest(plan: {
+  tool: string;
+  action?: string | null;
+  resource?: string | null;
+  input: Record<string, unknown>;
+}): string {
+  const canonical: Plan = {
+    tool: plan.tool,
+    action: plan.action ?? null,
+    resource: plan.resource ?? null,
+    input: plan.input,
+  };
+  return jsonDigest(canonical);
+}

@@ -1,0 +1,86 @@
+import type { Envelope, Risk } from '../envelope/envelope.js';
+
+export type { Risk };
+
+/** The five decisions of seed 001; the set is small and stable on purpose. */
+export const DECISIONS = ['allow', 'deny', 'require_approval', 'defer', 'modify'] as const;
+export type DecisionKind = (typeof DECISIONS)[number];
+
+/**
+ * What the gate is asked about: one tool intent. `type` is the event type the intent travels as
+ * (default `agent.tool.requested`); `runtime` is the adapter that saw it (`claude-code`, …).
+ */
+export interface Intent {
+  type?: string;
+  tool: string;
+  input: Record<string, unknown>;
+  action?: string | null;
+  resource?: string | null;
+  runtime?: string | null;
+}
+
+/** The plan a capability binds and a resource service checks: exactly what will run. */
+export interface Plan {
+  tool: string;
+  action: string | null;
+  resource: string | null;
+  input: Record<string, unknown>;
+}
+
+export interface TaskFacts {
+  id: string | null;
+  owner: string | null;
+  /** Tool calls so far in this task, this one not counted. */
+  steps: number;
+  wall_time_seconds: number;
+}
+
+export interface MatchedRule {
+  id: string;
+  decision: DecisionKind;
+}
+
+export interface CapabilityGrant {
+  id: string;
+  expires_at: string;
+  token: string;
+}
+
+/** The decision contract of CONTRACT.md, field for field. */
+export interface Decision {
+  decision: DecisionKind;
+  reason_code: string;
+  policy_revision: string;
+  plan_digest: string;
+  capability?: CapabilityGrant;
+  constraints: Record<string, unknown>;
+  matched_rules: MatchedRule[];
+  approval_id?: string;
+  input?: Record<string, unknown>;
+}
+
+/** Facts the caller knows about the asking task; everything is optional so a bare intent still works. */
+export interface GateContext {
+  now?: Date;
+  tenant_id?: string;
+  agent_id?: string | null;
+  task?: Partial<TaskFacts>;
+  envelope?: Envelope | Record<string, unknown>;
+  budgets?: Record<string, number>;
+  /** The agent or tenant is frozen to read-only: every high-risk intent is denied. */
+  frozen?: boolean;
+  /** When present, an `allow` or `modify` decision carries a capability signed with these keys. */
+  signer?: CapabilitySigner;
+}
+
+export interface CapabilityKey {
+  /** Names the key in the token header, so keys can rotate. */
+  id: string;
+  secret: Uint8Array;
+}
+
+export interface CapabilitySigner {
+  /** The first key signs; verification accepts any of them. */
+  keys: readonly CapabilityKey[];
+  ttl_seconds?: number;
+}
