@@ -1,0 +1,43 @@
+import type { ChannelKind, HttpResponse, SendResult } from '../channel.js';
+import { classifyStatus, isRecord, parseJson, providerText, retryAfterMs, sendHttp } from '../http.js';
+import { formatSlack, SLACK_SECTION_MAX_CHARS, type SlackConfig, slackConfig } from './format.js';
+
+// Web API errors that pass with time; every other `error` (invalid_auth, channel_not_found,
+// not_in_channel, invalid_blocks…) needs a person.
+const RETRYABLE_ERRORS = new Set(['ratelimited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
+
+/**
+ * Incoming webhooks answer `ok` as text (errors as text with 4xx); chat.postMessage answers 200 with
+ * `{ok:false, error}` on failure. Either way only an explicit ok is delivery.
+ */
+export function parseSlackResult(res: HttpResponse): SendResult {
+  const body = parseJson(res.body);
+  if (isRecord(body) && typeof body['ok'] === 'boolean') {
+    if (body['ok'] === true) return typeof body['ts'] === 'string' ? { kind: 'ok', providerId: body['ts'] } : { kind: 'ok' };
+    const error = String(body['error'] ?? 'unknown');
+    if (res.status === 429 || RETRYABLE_ERRORS.has(error)) {
+      const after = retryAfterMs(res.headers);
+      return after === undefined ? { kind: 'retry', error: `slack: ${error}` } : { kind: 'retry', error: `slack: ${error}`, retryAfterMs: after };
+    }
+    if (res.status >= 500) return { kind: 'retry', error: `slack: ${error}` };
+    return { kind: 'dead', reason: `slack: ${error}` };
+  }
+  const status = classifyStatus(res);
+  if (status) return status;
+  if (res.body.trim() === 'ok') return { kind: 'ok' };
+  return { kind: 'dead', reason: `not a Slack answer: ${providerText(res.body)}` };
+}
+
+export const slack: ChannelKind<SlackConfig> = {
+  type: 'slack',
+  configSchema: slackConfig,
+  buttons: true,
+  maxLength: SLACK_SECTION_MAX_CHARS,
+  lengthUnit: 'chars',
+  format: formatSlack,
+  parseResult: parseSlackResult,
+  send: (msg, config, deps) => sendHttp({ format: formatSlack, parseResult: parseSlackResult }, msg, config, deps),
+};
+
+export { formatSlack, slackConfig, type SlackConfig };
+export { SLACK_APPROVE_ACTION, SLACK_REJECT_ACTION } from './format.js';
