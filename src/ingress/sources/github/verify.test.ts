@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { sign } from '@octokit/webhooks-methods';
-import examples from '@octokit/webhooks-examples';
 import { describe, expect, it, vi } from 'vitest';
 import type { InboundRequest } from '../../source.js';
 import { runSourceCase } from '../source.case.js';
@@ -10,6 +10,12 @@ vi.mock('node:crypto', async (orig) => {
   const m = await orig<typeof import('node:crypto')>();
   return { ...m, timingSafeEqual: vi.fn(m.timingSafeEqual) };
 });
+
+// The package is CommonJS JSON whose typings claim an ES default export; load it the way Node does.
+const examples = createRequire(import.meta.url)('@octokit/webhooks-examples') as Array<{
+  name: string;
+  examples: unknown[];
+}>;
 
 const SECRETS = ['old-secret', 'new-secret'];
 const source = github.create({ type: 'github', secret: SECRETS }, () => undefined);
