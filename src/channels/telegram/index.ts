@@ -1,0 +1,41 @@
+import type { ChannelKind, HttpResponse, SendResult } from '../channel.js';
+import { classifyStatus, isRecord, parseJson, providerText, sendHttp } from '../http.js';
+import { formatTelegram, TELEGRAM_TEXT_MAX_CHARS, type TelegramConfig, telegramConfig } from './format.js';
+
+/**
+ * The Bot API answers `{ok:true, result}` or `{ok:false, error_code, description, parameters}`;
+ * a flood limit is 429 with `parameters.retry_after` in seconds.
+ */
+export function parseTelegramResult(res: HttpResponse): SendResult {
+  const body = parseJson(res.body);
+  if (isRecord(body) && body['ok'] === true) {
+    const result = body['result'];
+    const id = isRecord(result) ? result['message_id'] : undefined;
+    return typeof id === 'number' ? { kind: 'ok', providerId: String(id) } : { kind: 'ok' };
+  }
+  if (isRecord(body) && body['ok'] === false) {
+    const params = isRecord(body['parameters']) ? body['parameters'] : {};
+    const text = `telegram ${String(body['error_code'] ?? res.status)}: ${providerText(String(body['description'] ?? ''))}`;
+    if (typeof params['retry_after'] === 'number') return { kind: 'retry', error: text, retryAfterMs: params['retry_after'] * 1000 };
+    if (typeof params['migrate_to_chat_id'] === 'number') {
+      return { kind: 'dead', reason: `${text} (the group is now chat ${params['migrate_to_chat_id']}; update chat_id)` };
+    }
+    const status = classifyStatus(res);
+    if (status?.kind === 'retry') return { kind: 'retry', error: text };
+    return { kind: 'dead', reason: text };
+  }
+  return classifyStatus(res) ?? { kind: 'dead', reason: `not a Bot API answer: ${providerText(res.body)}` };
+}
+
+export const telegram: ChannelKind<TelegramConfig> = {
+  type: 'telegram',
+  configSchema: telegramConfig,
+  buttons: true,
+  maxLength: TELEGRAM_TEXT_MAX_CHARS,
+  lengthUnit: 'chars',
+  format: formatTelegram,
+  parseResult: parseTelegramResult,
+  send: (msg, config, deps) => sendHttp({ format: formatTelegram, parseResult: parseTelegramResult }, msg, config, deps),
+};
+
+export { callbackData, formatTelegram, telegramConfig, type TelegramConfig } from './format.js';
