@@ -6,6 +6,7 @@ import type { EventLog } from '../log/log.js';
 import type { Relay } from '../log/relay.js';
 import type { Vault } from '../log/vault.js';
 import type { Db } from '../store/port.js';
+import type { KeyRing } from './auth.js';
 import type { Metrics } from './metrics.js';
 
 export type Role = 'admin' | 'agent' | 'approver';
@@ -33,6 +34,9 @@ export interface Services {
   relay: Relay;
   logger: Logger;
   metrics: Metrics;
+  keys: KeyRing;
+  /** Where this process found its config (a path, or `built-in defaults`). */
+  configSource: string;
   /** Milliseconds since the epoch; injected so tests can move time. */
   now: () => number;
   /** Appends an event (and its outbox row) using the configured tenant and environment. */

@@ -7,6 +7,8 @@
 export interface Sql {
   text: string;
   values?: readonly unknown[];
+  /** Several statements, no parameters (migrations). */
+  script?: boolean;
 }
 
 export type Row = Record<string, unknown>;
@@ -15,7 +17,7 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Db {
   readonly dialect: Dialect;
   /** Runs one statement; returns its rows (empty for a statement without RETURNING). */
-  query<T extends Row = Row>(sql: Sql): Promise<T[]>;
+  query<T = Row>(sql: Sql): Promise<T[]>;
   /** Runs `fn` in one transaction; nested calls join the outer one. Rolls back when `fn` throws. */
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T>;
   /** Whether this port is bound to an open transaction. */
@@ -28,7 +30,7 @@ export function sql(text: string, ...values: unknown[]): Sql {
 }
 
 /** The first row, or undefined. */
-export async function one<T extends Row>(db: Db, q: Sql): Promise<T | undefined> {
+export async function one<T = Row>(db: Db, q: Sql): Promise<T | undefined> {
   const rows = await db.query<T>(q);
   return rows[0];
 }

@@ -54,7 +54,7 @@ export class PostgresDb implements Db {
     return this;
   }
 
-  async query<T extends Row = Row>(q: Sql): Promise<T[]> {
+  async query<T = Row>(q: Sql): Promise<T[]> {
     try {
       const res = await this.pool.query(q.text, q.values as unknown[] | undefined);
       return res.rows as T[];
@@ -102,7 +102,7 @@ class PostgresTx implements Db {
 
   constructor(private readonly client: pg.PoolClient) {}
 
-  async query<T extends Row = Row>(q: Sql): Promise<T[]> {
+  async query<T = Row>(q: Sql): Promise<T[]> {
     if (this.closed) throw new Error('transaction already finished: use the port the caller holds, not one kept from a tx');
     const res = await this.client.query(q.text, q.values as unknown[] | undefined);
     return res.rows as T[];

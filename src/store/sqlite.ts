@@ -67,8 +67,12 @@ export class SqliteDb implements Db {
   }
 
   /** Runs a statement now, without the mutex: only for callers that already hold it. */
-  runNow<T extends Row>(q: Sql): T[] {
+  runNow<T = Row>(q: Sql): T[] {
     try {
+      if (q.script) {
+        this.raw.exec(q.text);
+        return [];
+      }
       const stmt = this.statement(q.text);
       const params = bindable(q.values);
       if (stmt.reader) return stmt.all(params) as T[];
@@ -79,7 +83,7 @@ export class SqliteDb implements Db {
     }
   }
 
-  query<T extends Row = Row>(q: Sql): Promise<T[]> {
+  query<T = Row>(q: Sql): Promise<T[]> {
     return this.mutex.run(async () => this.runNow<T>(q));
   }
 
@@ -115,7 +119,7 @@ class SqliteTx implements Db {
 
   constructor(private readonly db: SqliteDb) {}
 
-  async query<T extends Row = Row>(q: Sql): Promise<T[]> {
+  async query<T = Row>(q: Sql): Promise<T[]> {
     if (this.closed) throw new Error('transaction already finished: use the port the caller holds, not one kept from a tx');
     return this.db.runNow<T>(q);
   }

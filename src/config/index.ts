@@ -1,0 +1,3 @@
+export * from './env.js';
+export * from './load.js';
+export * from './schema.js';

@@ -1,0 +1,106 @@
+import { buildEnvelope, canonicalJson, checkEnvelope, type Envelope, type EnvelopeDefaults, type EnvelopeInput } from '../envelope/index.js';
+import { AppError } from '../errors/index.js';
+import type { Db } from '../store/port.js';
+import { linkHash } from './chain.js';
+import * as q from './sql.js';
+
+/** Every event gets one outbox row on this topic; the relay hands it to in-process subscribers. */
+export const BUS_TOPIC = 'bus';
+/** A page of `list` is capped so an unfiltered `GET /v1/events` cannot load the whole log. */
+export const MAX_EVENTS_PAGE = 1000;
+
+export interface StoredEvent {
+  seq: number;
+  envelope: Envelope;
+}
+
+/**
+ * The append-only, hash-chained event log. `append` writes the event, the chain head and the event's
+ * outbox row in one transaction (joining the caller's when given one), so an event never exists without
+ * its outbox row and vice versa.
+ */
+export class EventLog {
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly defaults: EnvelopeDefaults,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Called after an append commits (in this process), so the relay can wake without polling. */
+  onAppend(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  async append(input: EnvelopeInput, db?: Db): Promise<Envelope> {
+    const [env] = await this.appendMany([input], db);
+    return env!;
+  }
+
+  async appendMany(inputs: EnvelopeInput[], db?: Db): Promise<Envelope[]> {
+    const now = this.now();
+    const envelopes = inputs.map((input) => buildEnvelope(input, this.defaults, new Date(now)));
+    for (const env of envelopes) {
+      const problems = checkEnvelope(env);
+      if (problems.length > 0) {
+        throw new AppError('validation_failed', `envelope ${env.type} is invalid`, problems);
+      }
+    }
+    const write = async (tx: Db) => {
+      const head = (await tx.query<{ seq: number; hash: string }>(q.lockHead(tx.dialect)))[0];
+      if (!head) throw new Error('log_head row is missing: the store was not migrated');
+      let seq = Number(head.seq);
+      let hash = head.hash;
+      for (const env of envelopes) {
+        const body = canonicalJson(env);
+        const prev = hash;
+        seq += 1;
+        hash = linkHash(prev, body);
+        await tx.query(
+          q.insertEvent({
+            seq,
+            eventId: env.event_id,
+            type: env.type,
+            occurredAt: env.occurred_at,
+            tenantId: env.tenant_id,
+            correlationId: env.correlation_id,
+            causationId: env.causation_id,
+            taskId: env.execution.task_id,
+            sessionId: env.execution.session_id,
+            body,
+            prevHash: prev,
+            hash,
+            recordedAt: now,
+          }),
+        );
+        await tx.query(q.insertOutbox(env.event_id, BUS_TOPIC, env.correlation_id, now));
+      }
+      await tx.query(q.updateHead(seq, hash));
+    };
+    if (db?.inTransaction) {
+      await write(db);
+    } else {
+      await (db ?? this.db).tx(write);
+      this.notify();
+    }
+    return envelopes;
+  }
+
+  /** Wakes listeners; a caller that appended inside its own transaction calls this after commit. */
+  notify(): void {
+    for (const fn of this.listeners) fn();
+  }
+
+  async list(filter: Partial<q.EventFilter> = {}): Promise<StoredEvent[]> {
+    const limit = Math.min(Math.max(1, filter.limit ?? 100), MAX_EVENTS_PAGE);
+    const rows = await this.db.query<{ seq: number; body: string }>(q.selectEvents({ ...filter, limit }));
+    return rows.map((r) => ({ seq: Number(r.seq), envelope: JSON.parse(r.body) as Envelope }));
+  }
+
+  async get(eventId: string, db: Db = this.db): Promise<StoredEvent | undefined> {
+    const row = (await db.query<{ seq: number; body: string }>(q.selectEventBody(eventId)))[0];
+    return row ? { seq: Number(row.seq), envelope: JSON.parse(row.body) as Envelope } : undefined;
+  }
+}

@@ -1,0 +1,176 @@
+import type { Logger } from 'pino';
+import type { Envelope } from '../envelope/index.js';
+import type { Db } from '../store/port.js';
+import { markProcessed, wasProcessed } from './inbox.js';
+import type { EventLog } from './log.js';
+import { BUS_TOPIC } from './log.js';
+
+export interface Subscriber {
+  /** Stable name: it keys the inbox, so renaming a subscriber makes it see old events again. */
+  name: string;
+  accepts(type: string): boolean;
+  handle(event: Envelope): Promise<void>;
+}
+
+export interface RelayOptions {
+  batchSize?: number;
+  /** A claimed row whose worker died becomes claimable again after this. */
+  leaseMs?: number;
+  idleMs?: number;
+  maxBackoffMs?: number;
+  /** After this many failed attempts a row is parked as `dead` and stops blocking its correlation. */
+  maxAttempts?: number;
+  concurrency?: number;
+  logger?: Logger;
+  now?: () => number;
+}
+
+export const RELAY_DEFAULTS = {
+  batchSize: 100,
+  leaseMs: 30_000,
+  idleMs: 250, // an append in this process wakes the loop at once; polling only catches other processes
+  maxBackoffMs: 5 * 60_000,
+  maxAttempts: 25,
+  concurrency: 8,
+};
+
+interface ClaimedRow {
+  id: number;
+  event_id: string;
+  attempts: number;
+}
+
+/**
+ * Moves outbox rows to in-process subscribers: at least once, in order per correlation id. Only the
+ * oldest open row of a correlation can be claimed, so a later event never overtakes an earlier one,
+ * even across processes. A dumb, abortable loop: it sleeps when idle, is woken by appends, and backs off
+ * on store errors instead of spinning.
+ */
+export class Relay {
+  private readonly subscribers: Subscriber[] = [];
+  private readonly opts: Required<Omit<RelayOptions, 'logger'>> & { logger?: Logger };
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private readonly workerId = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: EventLog,
+    opts: RelayOptions = {},
+  ) {
+    this.opts = { ...RELAY_DEFAULTS, now: Date.now, ...opts };
+  }
+
+  subscribe(sub: Subscriber): void {
+    if (this.subscribers.some((s) => s.name === sub.name)) throw new Error(`subscriber ${sub.name} already registered`);
+    this.subscribers.push(sub);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.unsubscribe = this.log.onAppend(() => this.wake?.());
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.unsubscribe?.();
+    this.wake?.();
+    await this.loop;
+  }
+
+  /** Processes ready rows until none is left (tests and `drain` on shutdown). */
+  async drain(maxRounds = 10_000): Promise<void> {
+    for (let i = 0; i < maxRounds; i++) {
+      if ((await this.runOnce()) === 0) return;
+    }
+  }
+
+  private async run(): Promise<void> {
+    let backoff = 0;
+    while (this.running) {
+      let processed = 0;
+      try {
+        processed = await this.runOnce();
+        backoff = 0;
+      } catch (err) {
+        backoff = Math.min(backoff ? backoff * 2 : 100, this.opts.maxBackoffMs);
+        this.opts.logger?.error({ err, backoffMs: backoff }, 'outbox relay failed; backing off');
+      }
+      if (processed === 0 || backoff > 0) await this.sleep(backoff || this.opts.idleMs);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  /** Claims one batch and hands each row to the subscribers; returns how many rows it claimed. */
+  async runOnce(): Promise<number> {
+    const rows = await this.claim();
+    let next = 0;
+    const worker = async () => {
+      while (next < rows.length) {
+        const row = rows[next++]!;
+        await this.process(row);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.opts.concurrency, rows.length) }, worker));
+    return rows.length;
+  }
+
+  private async claim(): Promise<ClaimedRow[]> {
+    const now = this.opts.now();
+    const lock = this.db.dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
+    return this.db.query<ClaimedRow>({
+      text: `UPDATE outbox SET status = 'claimed', lease_until = $1, last_error = $2
+             WHERE id IN (
+               SELECT o.id FROM outbox o
+               WHERE o.topic = $3
+                 AND ((o.status = 'pending' AND o.available_at <= $4) OR (o.status = 'claimed' AND o.lease_until < $4))
+                 AND NOT EXISTS (
+                   SELECT 1 FROM outbox p
+                   WHERE p.correlation_id = o.correlation_id AND p.id < o.id AND p.status IN ('pending', 'claimed'))
+               ORDER BY o.id LIMIT $5 ${lock})
+             RETURNING id, event_id, attempts`,
+      values: [now + this.opts.leaseMs, `claimed by ${this.workerId}`, BUS_TOPIC, now, this.opts.batchSize],
+    });
+  }
+
+  private async process(row: ClaimedRow): Promise<void> {
+    try {
+      const stored = await this.log.get(row.event_id);
+      if (!stored) throw new Error(`outbox row ${row.id} names event ${row.event_id}, which is not in the log`);
+      for (const sub of this.subscribers) {
+        if (!sub.accepts(stored.envelope.type)) continue;
+        if (await wasProcessed(this.db, sub.name, row.event_id)) continue;
+        await sub.handle(stored.envelope);
+        await markProcessed(this.db, sub.name, row.event_id, this.opts.now());
+      }
+      await this.db.query({ text: 'DELETE FROM outbox WHERE id = $1', values: [row.id] });
+    } catch (err) {
+      const attempts = Number(row.attempts) + 1;
+      const dead = attempts >= this.opts.maxAttempts;
+      const delay = Math.min(1000 * 2 ** (attempts - 1), this.opts.maxBackoffMs);
+      this.opts.logger?.warn({ err, eventId: row.event_id, attempts, dead }, 'outbox subscriber failed');
+      await this.db
+        .query({
+          text: `UPDATE outbox SET status = $1, attempts = $2, available_at = $3, lease_until = NULL, last_error = $4 WHERE id = $5`,
+          values: [dead ? 'dead' : 'pending', attempts, this.opts.now() + delay, String((err as Error)?.message ?? err).slice(0, 500), row.id],
+        })
+        .catch(() => {
+          // The store is down: the lease runs out and the row is claimed again later.
+        });
+    }
+  }
+}

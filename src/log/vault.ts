@@ -1,0 +1,105 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { bytesDigest, newId } from '../envelope/index.js';
+import type { Db } from '../store/port.js';
+
+const KEY_BYTES = 32;
+const IV_BYTES = 12; // the GCM nonce size NIST SP 800-38D recommends
+
+export interface StoredPayload {
+  ref: string;
+  digest: string;
+}
+
+/**
+ * The evidence vault: raw payloads (webhook bodies, tool inputs) encrypted at rest with AES-256-GCM.
+ * Events carry only `payload_ref` and `payload_digest`. The ref is bound as additional authenticated
+ * data, so a ciphertext copied onto another row fails to decrypt instead of answering for it.
+ */
+export class Vault {
+  readonly keyId: string;
+
+  constructor(
+    private readonly db: Db,
+    private readonly key: Buffer,
+    private readonly now: () => number = Date.now,
+  ) {
+    if (key.length !== KEY_BYTES) throw new Error(`vault key must be ${KEY_BYTES} bytes`);
+    this.keyId = createHash('sha256').update(key).digest('hex').slice(0, 12);
+  }
+
+  async put(data: Uint8Array | string, opts: { tenantId: string; ttlMs?: number; db?: Db }): Promise<StoredPayload> {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data);
+    const ref = `vault://${newId('vault')}`;
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(Buffer.from(ref));
+    const ciphertext = Buffer.concat([cipher.update(bytes), cipher.final()]);
+    const tag = cipher.getAuthTag();
+    const digest = bytesDigest(bytes);
+    const now = this.now();
+    await (opts.db ?? this.db).query({
+      text: `INSERT INTO vault (ref, tenant_id, digest, iv, tag, ciphertext, key_id, created_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      values: [ref, opts.tenantId, digest, iv, tag, ciphertext, this.keyId, now, opts.ttlMs ? now + opts.ttlMs : null],
+    });
+    return { ref, digest };
+  }
+
+  /** The plaintext, or undefined when the ref is unknown or expired. Throws when the ciphertext was tampered with. */
+  async get(ref: string, db: Db = this.db): Promise<Buffer | undefined> {
+    const row = (
+      await db.query<{ iv: Buffer; tag: Buffer; ciphertext: Buffer; expires_at: number | null }>({
+        text: 'SELECT iv, tag, ciphertext, expires_at FROM vault WHERE ref = $1',
+        values: [ref],
+      })
+    )[0];
+    if (!row) return undefined;
+    if (row.expires_at !== null && Number(row.expires_at) <= this.now()) return undefined;
+    const decipher = createDecipheriv('aes-256-gcm', this.key, row.iv);
+    decipher.setAAD(Buffer.from(ref));
+    decipher.setAuthTag(row.tag);
+    return Buffer.concat([decipher.update(row.ciphertext), decipher.final()]);
+  }
+
+  /** Deletes payloads past their retention; returns how many. */
+  async purgeExpired(): Promise<number> {
+    const rows = await this.db.query({
+      text: 'DELETE FROM vault WHERE expires_at IS NOT NULL AND expires_at <= $1 RETURNING ref',
+      values: [this.now()],
+    });
+    return rows.length;
+  }
+}
+
+export type KeySource = { kind: 'env'; name: string } | { kind: 'file'; path: string; created: boolean };
+
+/**
+ * The vault key: from the named environment variable (32 bytes as base64 or hex), else from
+ * `<data dir>/vault.key`, generated on first start. The generated file is fine for one machine; replicas
+ * sharing a PostgreSQL must share the key, so `doctor` warns when a file key is used with PostgreSQL.
+ */
+export function resolveVaultKey(envName: string, keyFile: string, env: NodeJS.ProcessEnv = process.env): { key: Buffer; source: KeySource } {
+  const fromEnv = env[envName];
+  if (fromEnv !== undefined && fromEnv !== '') {
+    const key = decodeKey(fromEnv);
+    if (!key) throw new Error(`${envName} must hold 32 bytes as base64 or 64 hex characters (generate one with: openssl rand -base64 32)`);
+    return { key, source: { kind: 'env', name: envName } };
+  }
+  if (existsSync(keyFile)) {
+    const key = decodeKey(readFileSync(keyFile, 'utf8').trim());
+    if (!key) throw new Error(`${keyFile} does not hold a 32-byte key; restore it from backup (payloads sealed with it cannot be read without it)`);
+    return { key, source: { kind: 'file', path: keyFile, created: false } };
+  }
+  const key = randomBytes(KEY_BYTES);
+  mkdirSync(dirname(keyFile), { recursive: true });
+  writeFileSync(keyFile, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  return { key, source: { kind: 'file', path: keyFile, created: true } };
+}
+
+function decodeKey(text: string): Buffer | undefined {
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  const b = Buffer.from(text, 'base64');
+  return b.length === KEY_BYTES ? b : undefined;
+}

@@ -1,0 +1,74 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import type { ApiKeyConfig } from '../config/schema.js';
+import { AppError } from '../errors/index.js';
+import type { AppEnv, Principal, Role } from './module.js';
+
+interface KeyEntry {
+  digest: Buffer;
+  principal: Principal;
+}
+
+/**
+ * Bearer keys from config. Keys are compared by their SHA-256 digests with timingSafeEqual, so the time
+ * taken says nothing about how much of a guess was right; the lookup walks every key for the same reason.
+ */
+export class KeyRing {
+  private readonly entries: KeyEntry[] = [];
+
+  constructor(keys: ApiKeyConfig[], env: NodeJS.ProcessEnv = process.env) {
+    for (const k of keys) {
+      const secret = k.key ?? (k.key_env ? env[k.key_env] : undefined);
+      // A key whose variable is unset is skipped, not an error: `doctor` lists it so the user can fix it.
+      if (!secret) continue;
+      const principal: Principal = { name: k.name, role: k.role };
+      if (k.task_id) principal.task_id = k.task_id;
+      this.entries.push({ digest: digest(secret), principal });
+    }
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /** Adds a key at run time (launched agents get task-scoped keys). */
+  add(secret: string, principal: Principal): void {
+    this.entries.push({ digest: digest(secret), principal });
+  }
+
+  resolve(secret: string): Principal | undefined {
+    const d = digest(secret);
+    let found: Principal | undefined;
+    for (const e of this.entries) {
+      if (timingSafeEqual(e.digest, d)) found = e.principal;
+    }
+    return found;
+  }
+}
+
+function digest(secret: string): Buffer {
+  return createHash('sha256').update(secret).digest();
+}
+
+export function bearer(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m?.[1];
+}
+
+/** Requires a valid key with one of `roles`: 401 without a valid key, 403 with the wrong role. */
+export function requireRole(keys: KeyRing, ...roles: Role[]): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const token = bearer(c.req.header('authorization'));
+    const principal = token ? keys.resolve(token) : undefined;
+    if (!principal) {
+      c.header('WWW-Authenticate', 'Bearer realm="switchboard"');
+      throw new AppError('unauthorized');
+    }
+    if (!roles.includes(principal.role)) {
+      throw new AppError('forbidden', `this needs a key with role ${roles.join(' or ')}; yours is ${principal.role}`);
+    }
+    c.set('principal', principal);
+    await next();
+  };
+}

@@ -1,0 +1,12 @@
+import { coreModule } from './core-routes.js';
+import type { Module } from './module.js';
+
+/**
+ * Every module the gateway runs, in start order. A new module is one line here; nothing else in the
+ * server knows what a module does.
+ */
+export function allModules(): Module[] {
+  const modules: Module[] = [];
+  modules.push(coreModule(() => modules));
+  return modules;
+}

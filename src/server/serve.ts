@@ -1,0 +1,76 @@
+import type { AddressInfo } from 'node:net';
+import { serve as listen, type ServerType } from '@hono/node-server';
+import type { Config } from '../config/schema.js';
+import { createApp } from './app.js';
+import type { App, Module, Services } from './module.js';
+import { allModules } from './modules.js';
+import { type BuildOptions, buildServices } from './services.js';
+
+export interface RunningServer {
+  app: App;
+  services: Services;
+  url: string;
+  port: number;
+  /** Graceful: stop accepting, finish in-flight requests and workers, flush, close the store. */
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: Config, opts: BuildOptions & { modules?: Module[] } = {}): Promise<RunningServer> {
+  const services = await buildServices(config, opts);
+  const modules = opts.modules ?? allModules();
+  const app = createApp(services, modules);
+  for (const m of modules) await m.start?.(services);
+  services.relay.start();
+
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const s = listen({ fetch: app.fetch, hostname: config.server.host, port: config.server.port }, () => resolve(s));
+    s.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
+  const url = `http://${host}:${port}`;
+  services.logger.info({ url, store: services.db.dialect, config: services.configSource }, `switchboard listening on ${url}`);
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Idle keep-alive sockets would hold close() open until they time out.
+      (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      await closed;
+      await services.relay.stop();
+      for (const m of [...modules].reverse()) await m.stop?.();
+      await services.db.close();
+      services.logger.flush?.();
+    })();
+    return stopping;
+  };
+  return { app, services, url, port, stop };
+}
+
+/** Wires SIGINT/SIGTERM: the first signal drains and exits; a second one exits at once. */
+export function handleSignals(server: RunningServer, timeoutMs: number): void {
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) {
+      server.services.logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(130);
+    }
+    signalled = true;
+    server.services.logger.info({ signal }, 'shutting down: finishing in-flight work (send the signal again to exit at once)');
+    const timer = setTimeout(() => {
+      server.services.logger.error({ timeoutMs }, 'shutdown timed out; exiting');
+      process.exit(1);
+    }, timeoutMs);
+    timer.unref();
+    server.stop().then(
+      () => process.exit(0),
+      (err) => {
+        server.services.logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}

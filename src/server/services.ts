@@ -1,0 +1,67 @@
+import { join, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { EnvelopeInput } from '../envelope/index.js';
+import { EventLog } from '../log/log.js';
+import { Relay } from '../log/relay.js';
+import { resolveVaultKey, Vault } from '../log/vault.js';
+import { openStore } from '../store/open.js';
+import type { Db } from '../store/port.js';
+import { KeyRing } from './auth.js';
+import { createLogger } from './logger.js';
+import { Metrics } from './metrics.js';
+import type { Services } from './module.js';
+
+export interface BuildOptions {
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  /** An already open store (tests); otherwise opened from config. */
+  db?: Db;
+  now?: () => number;
+  configSource?: string;
+  defaultMetrics?: boolean;
+}
+
+/** Opens the store, the vault key and the log; everything a module needs, built once. */
+export async function buildServices(config: Config, opts: BuildOptions = {}): Promise<Services> {
+  const env = opts.env ?? process.env;
+  const logger = opts.logger ?? createLogger(config.log.level);
+  const now = opts.now ?? Date.now;
+  const dataDir = resolve(config.data_dir);
+  const db =
+    opts.db ??
+    (await openStore({
+      databaseUrl: config.store.database_url,
+      dataDir,
+      sqliteSynchronous: config.store.sqlite_synchronous,
+    }));
+  const { key, source } = resolveVaultKey(config.vault.key_env, join(dataDir, 'vault.key'), env);
+  if (source.kind === 'file' && source.created) {
+    logger.warn(
+      { path: source.path },
+      `generated a vault key at ${source.path}; back it up, or set ${config.vault.key_env} (payloads sealed with it cannot be read without it)`,
+    );
+  }
+  const metrics = new Metrics({ defaultMetrics: opts.defaultMetrics ?? true });
+  const defaults = { tenant_id: config.tenant.id, environment: config.tenant.environment };
+  const log = new EventLog(db, defaults, now);
+  const relay = new Relay(db, log, { logger, now });
+  const keys = new KeyRing(config.auth.keys, env);
+  return {
+    config,
+    db,
+    log,
+    vault: new Vault(db, key, now),
+    relay,
+    logger,
+    metrics,
+    keys,
+    configSource: opts.configSource ?? 'built-in defaults',
+    now,
+    async emit(input: EnvelopeInput, tx?: Db) {
+      const env = await log.append(input, tx);
+      metrics.eventsAppended.inc({ type: env.type });
+      return env;
+    },
+  };
+}

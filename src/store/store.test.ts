@@ -1,0 +1,99 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
+import { AppError } from '../errors/index.js';
+import { loadMigrations, migrate, schemaVersion } from './migrate.js';
+import { PostgresDb } from './postgres.js';
+
+const DIALECTS = await dialects();
+
+describe('migrations', () => {
+  it('holds the same numbered versions for SQLite and PostgreSQL', () => {
+    const names = (d: 'sqlite' | 'postgres') => loadMigrations(d).map((m) => `${m.version}_${m.name}`);
+    expect(names('sqlite')).toEqual(names('postgres'));
+    expect(names('sqlite').length).toBeGreaterThan(0);
+  });
+});
+
+describe.each(DIALECTS)('store contract on %s', (dialect) => {
+  let store: TestStore;
+  afterEach(async () => {
+    await store?.cleanup();
+  });
+
+  it('reaches the latest migration version, and migrating again changes nothing', async () => {
+    store = await freshStore(dialect);
+    const latest = Math.max(...loadMigrations(dialect).map((m) => m.version));
+    expect(await schemaVersion(store.db)).toBe(latest);
+    expect(await migrate(store.db)).toEqual([]);
+  });
+
+  it('binds $n placeholders in order, including a repeated one', async () => {
+    store = await freshStore(dialect);
+    const rows = await store.db.query<{ a: string; b: number; c: string }>({
+      text: 'SELECT $1 AS a, $2 AS b, $1 AS c',
+      values: ['x', 7],
+    });
+    expect(rows[0]).toMatchObject({ a: 'x', c: 'x' });
+    expect(Number(rows[0]!.b)).toBe(7);
+  });
+
+  it('commits a transaction as a whole and rolls it back as a whole', async () => {
+    store = await freshStore(dialect);
+    const { db } = store;
+    await db.tx(async (tx) => {
+      await tx.query({ text: 'INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)', values: ['c', 'e1', 1] });
+    });
+    await expect(
+      db.tx(async (tx) => {
+        await tx.query({ text: 'INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)', values: ['c', 'e2', 1] });
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    const rows = await db.query<{ event_id: string }>({ text: 'SELECT event_id FROM inbox ORDER BY event_id' });
+    expect(rows.map((r) => r.event_id)).toEqual(['e1']);
+  });
+
+  it('keeps a statement issued outside a transaction out of a concurrent transaction', async () => {
+    store = await freshStore(dialect);
+    const { db } = store;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const tx = db.tx(async (t) => {
+      await t.query({ text: 'INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)', values: ['c', 'in-tx', 1] });
+      await gate;
+      throw new Error('rollback');
+    });
+    const outside = db.query({ text: 'INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)', values: ['c', 'outside', 1] });
+    setTimeout(release, 20);
+    await expect(tx).rejects.toThrow('rollback');
+    await outside;
+    const rows = await db.query<{ event_id: string }>({ text: 'SELECT event_id FROM inbox' });
+    expect(rows.map((r) => r.event_id)).toEqual(['outside']);
+  });
+
+  it('round-trips bytes, big integers below 2^53 and nulls', async () => {
+    store = await freshStore(dialect);
+    const { db } = store;
+    const bytes = Buffer.from([0, 1, 2, 255]);
+    await db.query({
+      text: `INSERT INTO vault (ref, tenant_id, digest, iv, tag, ciphertext, key_id, created_at, expires_at) VALUES ($1, 't', 'd', $2, $2, $2, 'k', $3, $4)`,
+      values: ['r1', bytes, 1_700_000_000_123, null],
+    });
+    const row = (await db.query<{ iv: Buffer; created_at: number; expires_at: null }>({ text: 'SELECT iv, created_at, expires_at FROM vault' }))[0]!;
+    expect(Buffer.from(row.iv)).toEqual(bytes);
+    expect(row.created_at).toBe(1_700_000_000_123);
+    expect(row.expires_at).toBeNull();
+  });
+});
+
+describe('store errors', () => {
+  it('reports an unreachable PostgreSQL as store_unavailable with the reason', async () => {
+    const db = new PostgresDb({ url: 'postgres://nobody@127.0.0.1:1/none', connectionTimeoutMs: 1000 });
+    const err = await db.open().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe('store_unavailable');
+    await db.close();
+  });
+});

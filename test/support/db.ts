@@ -1,0 +1,92 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { migrate } from '../../src/store/migrate.js';
+import type { Db, Dialect } from '../../src/store/port.js';
+import { PostgresDb } from '../../src/store/postgres.js';
+import { SqliteDb } from '../../src/store/sqlite.js';
+
+/** The PostgreSQL the tests use; CI sets SWITCHBOARD_REQUIRE_PG=1 so an unreachable one fails instead of skipping. */
+export const PG_URL = process.env.SWITCHBOARD_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const PG_REQUIRED = process.env.SWITCHBOARD_REQUIRE_PG === '1';
+
+let pgReachable: Promise<boolean> | undefined;
+
+export function pgAvailable(): Promise<boolean> {
+  pgReachable ??= (async () => {
+    const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+      return true;
+    } catch (err) {
+      if (PG_REQUIRED) throw new Error(`PostgreSQL at ${PG_URL} is required (SWITCHBOARD_REQUIRE_PG=1) but unreachable: ${(err as Error).message}`);
+      process.stderr.write(`skipping PostgreSQL tests: ${PG_URL} unreachable (${(err as Error).message}); set SWITCHBOARD_TEST_PG_URL or start PostgreSQL\n`);
+      return false;
+    } finally {
+      await client.end().catch(() => {});
+    }
+  })();
+  return pgReachable;
+}
+
+export interface TestStore {
+  db: Db;
+  dialect: Dialect;
+  /** SQLite file path or PostgreSQL schema name, for a second connection (another "process"). */
+  location: string;
+  reopen(): Promise<Db>;
+  cleanup(): Promise<void>;
+}
+
+let counter = 0;
+
+/** A fresh, migrated store: a temp SQLite file, or a new schema on the test PostgreSQL. */
+export async function freshStore(dialect: Dialect): Promise<TestStore> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-test-'));
+    const path = join(dir, 'test.db');
+    const open = async () => {
+      const d = new SqliteDb({ path, synchronous: 'normal' });
+      await migrate(d);
+      return d;
+    };
+    const db = await open();
+    return {
+      db,
+      dialect,
+      location: path,
+      reopen: open,
+      async cleanup() {
+        await db.close().catch(() => {});
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const schema = `t_${process.pid}_${Date.now().toString(36)}_${counter++}`;
+  const open = async () => {
+    const d = await new PostgresDb({ url: PG_URL, schema, max: 5 }).open();
+    await migrate(d);
+    return d;
+  };
+  const db = await open();
+  return {
+    db,
+    dialect,
+    location: schema,
+    reopen: open,
+    async cleanup() {
+      await db.close().catch(() => {});
+      const admin = new pg.Client({ connectionString: PG_URL });
+      await admin.connect();
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
+    },
+  };
+}
+
+/** The dialects to run a suite against: SQLite always, PostgreSQL when reachable (or required). */
+export async function dialects(): Promise<Dialect[]> {
+  return (await pgAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];
+}
