@@ -22,7 +22,11 @@ describe('loadPolicy', () => {
     expect(loaded.ok).toBe(true);
     if (!loaded.ok) return;
     expect(loaded.policy.rules[0]).toMatchObject({ id: 'a', priority: 0, when: 'true' });
-    expect(loaded.policy.gate).toMatchObject({ fail_mode_high: 'deny', fail_open_low: true, capability_ttl_seconds: 300 });
+    expect(loaded.policy.gate).toMatchObject({
+      fail_mode_high: 'deny',
+      fail_open_low: true,
+      capability_ttl_seconds: 300,
+    });
   });
 
   it('ignores config keys it does not own, so the config module can check them', () => {
@@ -93,11 +97,15 @@ describe('loadPolicy', () => {
     writeFileSync(join(dir, 'policy', 'b.yaml'), 'rules:\n  - { id: b1, decision: deny, reason_code: B }\n');
     writeFileSync(join(dir, 'policy', 'a.yaml'), 'rules:\n  - { id: a1, decision: allow, reason_code: A }\n');
     writeFileSync(join(dir, 'policy', 'notes.txt'), 'not yaml: [');
-    const config = 'policy_files: ["./policy/*.yaml"]\nrules:\n  - { id: c1, decision: allow, reason_code: C }\n';
+    const config =
+      'policy_files: ["./policy/*.yaml"]\nrules:\n  - { id: c1, decision: allow, reason_code: C }\n';
     const loaded = loadPolicy([{ kind: 'config', name: join(dir, 'sb.yaml'), text: config }]);
     expect(loaded.ok && loaded.policy.rules.map((r) => r.id)).toEqual(['c1', 'a1', 'b1']);
 
-    writeFileSync(join(dir, 'policy', 'c.yaml'), 'rules:\n  - { id: x, decision: deny, reason_code: B }\n  - { id: c1, decision: deny, reason_code: B }\n');
+    writeFileSync(
+      join(dir, 'policy', 'c.yaml'),
+      'rules:\n  - { id: x, decision: deny, reason_code: B }\n  - { id: c1, decision: deny, reason_code: B }\n',
+    );
     const again = loadPolicy([{ kind: 'config', name: join(dir, 'sb.yaml'), text: config }]);
     expect(again.ok).toBe(false);
     if (again.ok) return;
@@ -108,12 +116,16 @@ describe('loadPolicy', () => {
 
   it('reports a named policy file that does not exist', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gate-'));
-    const loaded = loadPolicy([{ kind: 'config', name: join(dir, 'sb.yaml'), text: 'policy_files: [./nope.yaml]\n' }]);
+    const loaded = loadPolicy([
+      { kind: 'config', name: join(dir, 'sb.yaml'), text: 'policy_files: [./nope.yaml]\n' },
+    ]);
     expect(!loaded.ok && loaded.problems[0]).toMatchObject({ line: 1, path: 'policy_files.0' });
   });
 
   it('keeps gate options out of policy files', () => {
-    const loaded = loadPolicy([{ kind: 'text', name: 'p.yaml', text: 'gate: { fail_open_low: false }\nrules: []\n' }]);
+    const loaded = loadPolicy([
+      { kind: 'text', name: 'p.yaml', text: 'gate: { fail_open_low: false }\nrules: []\n' },
+    ]);
     expect(!loaded.ok && loaded.problems[0]).toMatchObject({ file: 'p.yaml', line: 1 });
   });
 

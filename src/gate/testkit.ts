@@ -6,7 +6,8 @@ export function compileYaml(text: string, name = 'switchboard.yaml'): CompiledPo
   const loaded = loadPolicy([{ kind: 'config', name, text }]);
   if (!loaded.ok) throw new Error(loaded.problems.map((p) => `${p.line}: ${p.path} ${p.message}`).join('\n'));
   const compiled = compilePolicy(loaded.policy, loaded.origins);
-  if (!compiled.ok) throw new Error(compiled.problems.map((p) => `${p.line}: ${p.path} ${p.message}`).join('\n'));
+  if (!compiled.ok)
+    throw new Error(compiled.problems.map((p) => `${p.line}: ${p.path} ${p.message}`).join('\n'));
   return compiled.compiled;
 }
 
