@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChannelKind, FormatContext, Message, SendDeps, WebhookSigner } from './channel.js';
+import type { ChannelKind, FormatContext, Message, SendDeps } from './channel.js';
 import { ELLIPSIS, measure } from './text.js';
 
 /**
@@ -14,7 +14,6 @@ export interface ChannelCase<C, R, P> {
   /** Same, with a mention target, for channels that can mention the owner. */
   rawMentionConfig?: Record<string, unknown>;
   secrets: Record<string, string>;
-  sign?: WebhookSigner;
   /** The main text as a person would read it (decoded where the wire encodes it). */
   text(r: R): string;
   /** Everything that goes on the wire (decoded where the wire encodes it), for scanning. */
@@ -84,7 +83,6 @@ export function channelCase<C, R, P>(fx: ChannelCase<C, R, P>): void {
   const { kind } = fx;
   const config = kind.configSchema.parse(fx.rawConfig);
   const ctx: FormatContext = { now: NOW, secret: (env) => fx.secrets[env] };
-  if (fx.sign) ctx.sign = fx.sign;
   const render = (msg: Message, c: C = config) => kind.format(deepFreeze(msg), c, ctx);
 
   describe(`${kind.type}: the shared channel suite`, () => {
@@ -164,7 +162,6 @@ export function channelCase<C, R, P>(fx: ChannelCase<C, R, P>): void {
         throw err;
       };
       const deps: SendDeps = { post: failing, smtp: failing, now: () => NOW, secret: (env) => fx.secrets[env] };
-      if (fx.sign) deps.sign = fx.sign;
       const res = await kind.send(sampleMessage(), config, deps);
       expect(res).toEqual({ kind: 'retry', error: 'network error (ECONNREFUSED)' });
     });

@@ -56,9 +56,6 @@ export interface HttpResponse {
 /** The one way a channel reaches the network; the delivery engine injects its SSRF-guarded sender. */
 export type HttpPost = (req: HttpRequest) => Promise<HttpResponse>;
 
-/** Standard Webhooks signer: returns the `webhook-signature` header value (`v1,<base64>`). */
-export type WebhookSigner = (secret: string, msgId: string, timestampSeconds: number, body: string) => string;
-
 /** HTTP 200 is not delivery: every channel maps the provider's business result onto this. */
 export type SendResult =
   | { kind: 'ok'; providerId?: string }
@@ -71,14 +68,12 @@ export interface FormatContext {
   now: number;
   /** Looks up a secret by its env name (`token_env`, `secret_env`, …). */
   secret: (env: string) => string | undefined;
-  sign?: WebhookSigner;
 }
 
 export interface SendDeps {
   post: HttpPost;
   now: () => number;
   secret: (env: string) => string | undefined;
-  sign?: WebhookSigner;
   /** Only the email channel uses it; defaults to the built-in client over node:net. */
   smtp?: SmtpTransport;
 }

@@ -109,9 +109,7 @@ interface HttpKind<C> {
 export async function sendHttp<C>(kind: HttpKind<C>, msg: Message, config: C, deps: SendDeps): Promise<SendResult> {
   let req: HttpRequest;
   try {
-    const ctx: FormatContext = { now: deps.now(), secret: deps.secret };
-    if (deps.sign) ctx.sign = deps.sign;
-    req = kind.format(msg, config, ctx);
+    req = kind.format(msg, config, { now: deps.now(), secret: deps.secret });
   } catch (err) {
     if (err instanceof ChannelConfigError) return { kind: 'dead', reason: err.message };
     throw err;
