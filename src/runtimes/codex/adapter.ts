@@ -10,7 +10,7 @@ import {
   str,
   verdictFor,
 } from '../shared.js';
-import { CODEX_CAPABILITIES, CODEX_EVENTS, CODEX_NOTIFY_EVENT } from './events.js';
+import { CODEX_CAPABILITIES, CODEX_EVENTS } from './events.js';
 
 const KIND = 'codex';
 const VERSION = '1';
