@@ -1,0 +1,97 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ENV_OVERRIDES } from './env.js';
+import { EXAMPLE_CONFIG } from './example.js';
+import { ConfigError, loadConfig, parseConfig } from './load.js';
+
+const dirs: string[] = [];
+function file(text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-cfg-'));
+  dirs.push(dir);
+  const path = join(dir, 'switchboard.yaml');
+  writeFileSync(path, text);
+  return path;
+}
+function problems(fn: () => unknown): { path: string; message: string }[] {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('config', () => {
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('starts from built-in defaults without a file', () => {
+    const { config, source } = loadConfig({ env: {} });
+    expect(source).toBe('built-in defaults');
+    expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8787 });
+    expect(config.data_dir).toBe('./.switchboard');
+    expect(config.store.database_url).toBeUndefined();
+  });
+
+  it('parses the example `switchboard init` writes', () => {
+    const { config } = loadConfig({ path: file(EXAMPLE_CONFIG), env: {} });
+    expect(config.auth.keys.map((k) => k.role)).toEqual(['agent', 'approver', 'admin']);
+  });
+
+  it('lets the environment override the file', () => {
+    const path = file('server: { port: 9000 }\n');
+    const { config } = loadConfig({
+      path,
+      env: { SWITCHBOARD_PORT: '9100', SWITCHBOARD_DATABASE_URL: 'postgres://x@127.0.0.1/y', SWITCHBOARD_DATA_DIR: '/tmp/sb' },
+    });
+    expect(config.server.port).toBe(9100);
+    expect(config.store.database_url).toBe('postgres://x@127.0.0.1/y');
+    expect(config.data_dir).toBe('/tmp/sb');
+  });
+
+  it('names every unknown key with its full path', () => {
+    const found = problems(() => parseConfig({ server: { prot: 1 }, colour: 'red' }));
+    expect(found.map((p) => p.path).sort()).toEqual(['colour', 'server.prot']);
+    expect(found[0]!.message).toContain('unknown key');
+  });
+
+  it('explains a wrong type and a wrong enum value with the key path', () => {
+    const found = problems(() => parseConfig({ server: { port: 'eighty' }, auth: { keys: [{ name: 'a', role: 'root', key_env: 'X' }] } }));
+    expect(found).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: 'server.port' }),
+        expect.objectContaining({ path: 'auth.keys[0].role', message: expect.stringContaining('"admin"') }),
+      ]),
+    );
+  });
+
+  it('requires exactly one of key_env and key for an API key', () => {
+    const found = problems(() => parseConfig({ auth: { keys: [{ name: 'a', role: 'agent' }] } }));
+    expect(found[0]).toMatchObject({ path: 'auth.keys[0]', message: expect.stringContaining('exactly one of key_env') });
+  });
+
+  it('reports YAML syntax errors with their line', () => {
+    const found = problems(() => loadConfig({ path: file('server:\n  port: [1,\n'), env: {} }));
+    expect(found[0]!.path).toMatch(/^line \d+, column \d+$/);
+  });
+
+  it('says how to fix a missing file', () => {
+    const found = problems(() => loadConfig({ path: '/nonexistent/switchboard.yaml', env: {} }));
+    expect(found[0]!.message).toContain('switchboard init');
+  });
+
+  it('documents every key and environment variable in docs/config.md', () => {
+    const doc = readFileSync(new URL('../../docs/config.md', import.meta.url), 'utf8');
+    for (const { env, path } of ENV_OVERRIDES) {
+      expect(doc).toContain(`\`${env}\``);
+      expect(doc).toContain(`\`${path.join('.')}\``);
+    }
+    for (const key of ['server.body_limit_bytes', 'store.sqlite_synchronous', 'vault.key_env', 'vault.retention_days', 'auth.keys', 'tenant.id', 'egress.allow']) {
+      expect(doc).toContain(`\`${key}\``);
+    }
+  });
+});

@@ -1,0 +1,137 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
+import type { Envelope } from '../envelope/index.js';
+import { once } from './inbox.js';
+import { EventLog } from './log.js';
+import { Relay } from './relay.js';
+
+const DIALECTS = await dialects();
+const DEFAULTS = { tenant_id: 't1', environment: 'test' };
+
+describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
+  let store: TestStore;
+  const extra: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    for (const d of extra.splice(0)) await d.close();
+    await store?.cleanup();
+  });
+
+  it('hands every event to the subscribers that accept its type, then clears the outbox', async () => {
+    store = await freshStore(dialect);
+    const log = new EventLog(store.db, DEFAULTS);
+    const relay = new Relay(store.db, log);
+    const seen: string[] = [];
+    relay.subscribe({ name: 'tools', accepts: (t) => t.startsWith('agent.tool.'), handle: async (e) => void seen.push(e.type) });
+    await log.append({ type: 'agent.tool.requested' });
+    await log.append({ type: 'agent.session.started' });
+    await relay.drain();
+    expect(seen).toEqual(['agent.tool.requested']);
+    expect((await store.db.query({ text: 'SELECT id FROM outbox' })).length).toBe(0);
+  });
+
+  it('keeps the order within a correlation id while a failing event is retried', async () => {
+    store = await freshStore(dialect);
+    let clock = 1_000_000;
+    const log = new EventLog(store.db, DEFAULTS, () => clock);
+    const relay = new Relay(store.db, log, { now: () => clock });
+    const seen: string[] = [];
+    let failOnce = true;
+    relay.subscribe({
+      name: 'ordered',
+      accepts: () => true,
+      handle: async (e: Envelope) => {
+        const tool = e.subject.tool!;
+        if (tool === 'a1' && failOnce) {
+          failOnce = false;
+          throw new Error('transient');
+        }
+        seen.push(tool);
+      },
+    });
+    for (const tool of ['a1', 'a2', 'a3']) await log.append({ type: 'agent.tool.requested', correlation_id: 'A', subject: { tool } });
+    await log.append({ type: 'agent.tool.requested', correlation_id: 'B', subject: { tool: 'b1' } });
+    await relay.drain();
+    // a1 failed and waits for its backoff; a2 and a3 must wait behind it, b1 need not.
+    expect(seen).toEqual(['b1']);
+    clock += 60_000;
+    await relay.drain();
+    expect(seen).toEqual(['b1', 'a1', 'a2', 'a3']);
+  });
+
+  it('does not run a subscriber again for an event it already processed', async () => {
+    store = await freshStore(dialect);
+    let clock = 1_000_000;
+    const log = new EventLog(store.db, DEFAULTS, () => clock);
+    const relay = new Relay(store.db, log, { now: () => clock });
+    const counts = { good: 0, flaky: 0 };
+    let flaky = true;
+    relay.subscribe({ name: 'good', accepts: () => true, handle: async () => void counts.good++ });
+    relay.subscribe({
+      name: 'flaky',
+      accepts: () => true,
+      handle: async () => {
+        counts.flaky++;
+        if (flaky) {
+          flaky = false;
+          throw new Error('once');
+        }
+      },
+    });
+    await log.append({ type: 'agent.tool.requested' });
+    await relay.drain();
+    clock += 60_000;
+    await relay.drain();
+    expect(counts).toEqual({ good: 1, flaky: 2 });
+  });
+
+  it('reclaims a row whose worker died holding the lease', async () => {
+    store = await freshStore(dialect);
+    let clock = 5_000_000;
+    const log = new EventLog(store.db, DEFAULTS, () => clock);
+    await log.append({ type: 'agent.tool.requested' });
+    await store.db.query({ text: `UPDATE outbox SET status = 'claimed', lease_until = $1`, values: [clock + 30_000] });
+    const relay = new Relay(store.db, log, { now: () => clock });
+    const seen: string[] = [];
+    relay.subscribe({ name: 's', accepts: () => true, handle: async (e) => void seen.push(e.event_id) });
+    await relay.drain();
+    expect(seen).toEqual([]);
+    clock += 31_000;
+    await relay.drain();
+    expect(seen.length).toBe(1);
+  });
+
+  it('runs a database effect exactly once through the inbox', async () => {
+    store = await freshStore(dialect);
+    let runs = 0;
+    for (let i = 0; i < 3; i++) {
+      await once(store.db, 'projector', 'evt_same', async () => {
+        runs++;
+      });
+    }
+    expect(runs).toBe(1);
+  });
+
+  it.runIf(dialect === 'postgres')('shares the outbox between two relays without handing an event to both', async () => {
+    store = await freshStore(dialect);
+    const log = new EventLog(store.db, DEFAULTS);
+    for (let i = 0; i < 200; i++) await log.append({ type: 'agent.tool.requested', correlation_id: `c${i % 50}` });
+    const other = await store.reopen();
+    extra.push(other);
+    const seen = new Map<string, number>();
+    const make = (db: typeof store.db) => {
+      const r = new Relay(db, new EventLog(db, DEFAULTS), { batchSize: 10 });
+      r.subscribe({
+        name: 'count',
+        accepts: () => true,
+        handle: async (e) => {
+          seen.set(e.event_id, (seen.get(e.event_id) ?? 0) + 1);
+          await new Promise((res) => setTimeout(res, 1));
+        },
+      });
+      return r;
+    };
+    await Promise.all([make(store.db).drain(), make(other).drain()]);
+    expect(seen.size).toBe(200);
+    expect([...seen.values()].every((n) => n === 1)).toBe(true);
+  });
+});

@@ -1,0 +1,79 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
+import { resolveVaultKey, Vault } from './vault.js';
+
+const DIALECTS = await dialects();
+
+describe.each(DIALECTS)('vault on %s', (dialect) => {
+  let store: TestStore;
+  afterEach(async () => {
+    await store?.cleanup();
+  });
+
+  it('stores ciphertext only and gives the plaintext back with its digest', async () => {
+    store = await freshStore(dialect);
+    const vault = new Vault(store.db, randomBytes(32));
+    const { ref, digest } = await vault.put('{"secret":"hunter2"}', { tenantId: 't' });
+    expect(ref).toMatch(/^vault:\/\/vlt_/);
+    expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const raw = await store.db.query<{ ciphertext: Buffer }>({ text: 'SELECT ciphertext FROM vault' });
+    expect(Buffer.from(raw[0]!.ciphertext).toString()).not.toContain('hunter2');
+    expect((await vault.get(ref))!.toString()).toBe('{"secret":"hunter2"}');
+  });
+
+  it('refuses a ciphertext moved onto another row', async () => {
+    store = await freshStore(dialect);
+    const vault = new Vault(store.db, randomBytes(32));
+    const a = await vault.put('a', { tenantId: 't' });
+    const b = await vault.put('b', { tenantId: 't' });
+    await store.db.query({
+      text: 'UPDATE vault SET ciphertext = (SELECT ciphertext FROM vault WHERE ref = $1), iv = (SELECT iv FROM vault WHERE ref = $1), tag = (SELECT tag FROM vault WHERE ref = $1) WHERE ref = $2',
+      values: [a.ref, b.ref],
+    });
+    await expect(vault.get(b.ref)).rejects.toThrow();
+  });
+
+  it('forgets payloads past their retention', async () => {
+    store = await freshStore(dialect);
+    let now = 1000;
+    const vault = new Vault(store.db, randomBytes(32), () => now);
+    const { ref } = await vault.put('x', { tenantId: 't', ttlMs: 100 });
+    now = 2000;
+    expect(await vault.get(ref)).toBeUndefined();
+    expect(await vault.purgeExpired()).toBe(1);
+  });
+});
+
+describe('vault key', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('generates a private key file on first start and reads the same key after', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-key-'));
+    dirs.push(dir);
+    const file = join(dir, 'vault.key');
+    const first = resolveVaultKey('NO_SUCH_VAR', file, {});
+    expect(first.source).toMatchObject({ kind: 'file', created: true });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const second = resolveVaultKey('NO_SUCH_VAR', file, {});
+    expect(second.key.equals(first.key)).toBe(true);
+    expect(readFileSync(file, 'utf8').trim().length).toBeGreaterThan(40);
+  });
+
+  it('prefers the environment and rejects a key of the wrong size without echoing it', () => {
+    const key = randomBytes(32).toString('base64');
+    expect(resolveVaultKey('K', '/nonexistent/x', { K: key }).source).toEqual({ kind: 'env', name: 'K' });
+    expect(() => resolveVaultKey('K', '/nonexistent/x', { K: 'c2hvcnQ=' })).toThrow(/K must hold 32 bytes/);
+    try {
+      resolveVaultKey('K', '/nonexistent/x', { K: 'c2hvcnQ=' });
+    } catch (err) {
+      expect((err as Error).message).not.toContain('c2hvcnQ=');
+    }
+  });
+});
