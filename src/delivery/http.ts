@@ -130,8 +130,8 @@ export function sendOnce(req: SendRequest): Promise<SendResult> {
     // would hand it a socket, before a byte is written.
     const stop = (reason: unknown, failure: { error: SendError; detail: string }) => {
       abandoned = reason;
+      finish(failure); // first: the abort below reports back synchronously through onResponseError
       controller?.abort(reason as Error);
-      finish(failure);
     };
     const timer = setTimeout(
       () =>
@@ -166,8 +166,8 @@ export function sendOnce(req: SendRequest): Promise<SendResult> {
           truncated = true;
           chunks.push(chunk.subarray(0, chunk.length - (size - cap)));
           size = cap;
-          ctl.abort(new Error('response body over the cap'));
           finish();
+          ctl.abort(new Error('response body over the cap'));
           return;
         }
         chunks.push(chunk);

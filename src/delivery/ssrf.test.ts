@@ -38,7 +38,9 @@ const resolve: Resolver = async (host) => {
 };
 
 const policy = compileEgressPolicy([], { resolve });
-const listed = compileEgressPolicy(['127.0.0.1', '10.1.2.0/24', 'ntfy.internal', '*.svc.internal'], { resolve });
+const listed = compileEgressPolicy(['127.0.0.1', '10.1.2.0/24', 'ntfy.internal', '*.svc.internal'], {
+  resolve,
+});
 
 type Row = [url: string, expected: 'allowed' | BlockReason, note: string];
 
@@ -170,7 +172,10 @@ describe('checkUrl with egress.allow', () => {
   it('keeps metadata shut even when its whole subnet is listed', async () => {
     const wide = compileEgressPolicy(['169.254.0.0/16', '0.0.0.0/0'], { resolve });
     expect((await checkUrl('https://169.254.1.1/', wide)).kind).toBe('allowed');
-    expect(await checkUrl('https://169.254.169.254/', wide)).toMatchObject({ kind: 'blocked', reason: 'metadata' });
+    expect(await checkUrl('https://169.254.169.254/', wide)).toMatchObject({
+      kind: 'blocked',
+      reason: 'metadata',
+    });
   });
 
   it('allows plain http to a name only when the policy is relaxed for tests', async () => {
@@ -183,7 +188,12 @@ describe('checkUrl with egress.allow', () => {
 describe('checkUrl results', () => {
   it('returns the resolved address and the normalized URL', async () => {
     const verdict = await checkUrl('https://HOOKS.example.com./in?x=1', policy);
-    expect(verdict).toMatchObject({ kind: 'allowed', host: 'hooks.example.com', address: '93.184.216.34', family: 4 });
+    expect(verdict).toMatchObject({
+      kind: 'allowed',
+      host: 'hooks.example.com',
+      address: '93.184.216.34',
+      family: 4,
+    });
   });
 
   it('never puts the path or query (where chat tokens live) into the detail', async () => {
@@ -204,9 +214,9 @@ describe('checkUrl results', () => {
 
 describe('egress.allow entries', () => {
   it('accepts IPs, subnets, names and wildcards', () => {
-    expect(egressAllowProblems(['127.0.0.1', '10.1.2.0/24', 'ntfy.internal', '*.svc.internal', '::1', 'fd00::/8'])).toEqual(
-      [],
-    );
+    expect(
+      egressAllowProblems(['127.0.0.1', '10.1.2.0/24', 'ntfy.internal', '*.svc.internal', '::1', 'fd00::/8']),
+    ).toEqual([]);
   });
 
   it('names each bad entry with its index', () => {
