@@ -73,4 +73,9 @@ export interface RuntimeAdapter {
   /** Malformed input: the runtime's native error with the exit code it expects. */
   errorReply(message: string): NativeReply;
   capabilities: CapabilityMatrix;
+  /**
+   * How long the runtime waits for a blocking hook by default, or null where that is undocumented.
+   * A held `require_approval` must answer before this, or the runtime decides on its own.
+   */
+  defaultTimeoutMs: number | null;
 }

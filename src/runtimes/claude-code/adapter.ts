@@ -102,4 +102,6 @@ export const claudeCode: RuntimeAdapter = {
   neutralReply,
   errorReply,
   capabilities: CLAUDE_CODE_CAPABILITIES,
+  // reference §1.7: 600 s for command and http hooks
+  defaultTimeoutMs: 600_000,
 };

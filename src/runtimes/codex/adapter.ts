@@ -100,4 +100,6 @@ export const codex: RuntimeAdapter = {
   neutralReply,
   errorReply,
   capabilities: CODEX_CAPABILITIES,
+  // reference §2.3: `timeout` defaults to 600 s
+  defaultTimeoutMs: 600_000,
 };

@@ -123,4 +123,6 @@ export const cursor: RuntimeAdapter = {
   neutralReply,
   errorReply,
   capabilities: CURSOR_CAPABILITIES,
+  // reference §6: the default is unconfirmed
+  defaultTimeoutMs: null,
 };

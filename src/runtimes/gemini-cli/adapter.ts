@@ -78,4 +78,6 @@ export const geminiCli: RuntimeAdapter = {
   neutralReply,
   errorReply,
   capabilities: GEMINI_CAPABILITIES,
+  // reference §5: 60 000 ms
+  defaultTimeoutMs: 60_000,
 };

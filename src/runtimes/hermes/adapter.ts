@@ -70,4 +70,6 @@ export const hermes: RuntimeAdapter = {
   neutralReply,
   errorReply,
   capabilities: HERMES_CAPABILITIES,
+  // reference §3.2: shell hooks default to 60 s (capped at 300 s)
+  defaultTimeoutMs: 60_000,
 };

@@ -89,4 +89,6 @@ export const openclaw: RuntimeAdapter = {
   neutralReply,
   errorReply,
   capabilities: OPENCLAW_CAPABILITIES,
+  // the plugin's own wait (integrations/openclaw DEFAULT_TIMEOUT_MS), below OpenClaw's 15 s
+  defaultTimeoutMs: 12_000,
 };

@@ -1,0 +1,70 @@
+import { claudeCode } from './claude-code/adapter.js';
+import { codex } from './codex/adapter.js';
+import { cursor } from './cursor/adapter.js';
+import { geminiCli } from './gemini-cli/adapter.js';
+import { hermes } from './hermes/adapter.js';
+import { openclaw } from './openclaw/adapter.js';
+import type { Capability, RuntimeAdapter, RuntimeKind } from './runtime.js';
+
+export type * from './runtime.js';
+export { explain } from './shared.js';
+
+/** Every adapter, keyed by the `{runtime}` of `POST /v1/runtimes/{runtime}/hooks` (CONTRACT.md). */
+export const RUNTIMES: Readonly<Record<RuntimeKind, RuntimeAdapter>> = Object.freeze({
+  'claude-code': claudeCode,
+  codex,
+  hermes,
+  openclaw,
+  'gemini-cli': geminiCli,
+  cursor,
+});
+
+export const RUNTIME_KINDS = Object.keys(RUNTIMES) as RuntimeKind[];
+
+/** The adapter for a path segment; undefined for anything else, including `constructor`. */
+export function runtimeFor(name: string): RuntimeAdapter | undefined {
+  return Object.hasOwn(RUNTIMES, name) ? RUNTIMES[name as RuntimeKind] : undefined;
+}
+
+export interface CapabilityRow {
+  runtime: RuntimeKind;
+  adapter_version: string;
+  event: string;
+  capability: Capability;
+  envelope_type: string;
+  notes?: string;
+}
+
+/** The capability matrix as rows: the body of `GET /v1/runtimes` and the source of `switchboard runtimes`. */
+export function capabilityRows(
+  adapters: readonly RuntimeAdapter[] = Object.values(RUNTIMES),
+): CapabilityRow[] {
+  return adapters.flatMap((adapter) =>
+    Object.entries(adapter.capabilities).map(([event, spec]) => {
+      const row: CapabilityRow = {
+        runtime: adapter.kind,
+        adapter_version: adapter.adapterVersion,
+        event,
+        capability: spec.capability,
+        envelope_type: spec.envelopeType,
+      };
+      if (spec.notes) row.notes = spec.notes;
+      return row;
+    }),
+  );
+}
+
+/** Plain aligned text, one row per event, for the terminal. */
+export function formatCapabilityTable(rows: readonly CapabilityRow[]): string {
+  const header = ['RUNTIME', 'EVENT', 'CAPABILITY', 'ENVELOPE TYPE'];
+  const cells = [header, ...rows.map((r) => [r.runtime, r.event, r.capability, r.envelope_type])];
+  const widths = header.map((_, i) => Math.max(...cells.map((row) => row[i]?.length ?? 0)));
+  return cells
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
