@@ -1,0 +1,100 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, requireBuild } from '../support/dist.js';
+
+const dirs: string[] = [];
+function workdir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'sb-cli-'));
+  dirs.push(d);
+  return d;
+}
+function cli(args: string[], cwd: string, env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, env: { PATH: process.env.PATH!, ...env }, encoding: 'utf8', timeout: 20_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('switchboard CLI', () => {
+  beforeAll(requireBuild);
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('has --help on every command', () => {
+    const cwd = workdir();
+    for (const args of [[], ['serve'], ['init'], ['doctor'], ['audit', 'verify'], ['events', 'tail']]) {
+      const r = cli([...args, '--help'], cwd);
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stdout).toContain('Usage: switchboard');
+    }
+  });
+
+  it('writes a config with init that doctor accepts, and refuses to overwrite it', () => {
+    const cwd = workdir();
+    expect(cli(['init'], cwd).code).toBe(0);
+    expect(cli(['init'], cwd)).toMatchObject({ code: 1, stderr: expect.stringContaining('--force') });
+    const env = { SB_AGENT_KEY: 'a'.repeat(24), SB_APPROVER_KEY: 'b'.repeat(24), SB_ADMIN_KEY: 'c'.repeat(24) };
+    const r = cli(['doctor'], cwd, env);
+    expect(r.stdout).toContain('ok    store reachable: SQLite');
+    expect(r.code).toBe(0);
+    const missing = cli(['doctor'], cwd);
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toContain('$SB_AGENT_KEY is not set');
+  });
+
+  it('stops on an invalid config with one line per problem naming the key', () => {
+    const cwd = workdir();
+    writeFileSync(join(cwd, 'switchboard.yaml'), 'server:\n  prot: 1\nauth:\n  keys:\n    - { name: x, role: boss, key_env: X }\n');
+    const r = cli(['serve'], cwd);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('server.prot: unknown key');
+    expect(r.stderr).toContain('auth.keys[0].role: must be one of');
+  });
+
+  it('exits non-zero with a clear line when PostgreSQL is unreachable at start', () => {
+    const r = cli(['serve'], workdir(), { SWITCHBOARD_DATABASE_URL: 'postgres://nobody:pw@127.0.0.1:1/none' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^switchboard: The store is unreachable.*ECONNREFUSED/m);
+    expect(r.stderr).not.toContain(':pw@');
+  });
+
+  it('passes audit verify on a fresh log and names the event after a row is edited', async () => {
+    const cwd = workdir();
+    const { SqliteDb } = await import('../../src/store/sqlite.js');
+    const { migrate } = await import('../../src/store/migrate.js');
+    const { EventLog } = await import('../../src/log/log.js');
+    const db = new SqliteDb({ path: join(cwd, '.switchboard', 'switchboard.db') });
+    await migrate(db);
+    const log = new EventLog(db, { tenant_id: 't', environment: 'e' });
+    const events = [];
+    for (let i = 0; i < 5; i++) events.push(await log.append({ type: 'agent.tool.requested', subject: { tool: `t${i}` } }));
+    expect(cli(['audit', 'verify'], cwd)).toMatchObject({ code: 0, stdout: expect.stringContaining('ok: 5 events') });
+    await db.query({ text: `UPDATE events SET body = replace(body, '"t2"', '"rm"') WHERE seq = 3` });
+    await db.close();
+    const r = cli(['audit', 'verify'], cwd);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`event #3 (${events[2]!.event_id})`);
+    const tail = cli(['events', 'tail', '-n', '2', '--json'], cwd);
+    expect(tail.stdout.trim().split('\n').map((l) => JSON.parse(l).seq)).toEqual([4, 5]);
+  });
+
+  it('serves, then drains and exits 0 on SIGTERM', async () => {
+    const cwd = workdir();
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { cwd, env: { PATH: process.env.PATH!, SWITCHBOARD_LOG_LEVEL: 'info' } });
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+        const m = /listening on (http:\/\/[^"]+)"/.exec(out) ?? /"url":"(http:\/\/[^"]+)"/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      child.on('exit', () => reject(new Error(`exited early: ${out}`)));
+    });
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});
