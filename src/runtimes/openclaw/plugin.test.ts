@@ -64,7 +64,7 @@ describe('OpenClaw plugin against a local gateway', () => {
 
   beforeAll(async () => {
     gateway = await fakeGateway();
-    options = { url: gateway.url, key: 'sb_test_key', timeoutMs: 500 };
+    options = { url: gateway.url, key: 'sb_test_key', timeoutMs: 5_000 };
   });
   afterAll(() => {
     gateway.server.closeAllConnections();
