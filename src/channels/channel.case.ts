@@ -77,7 +77,16 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
-const MASS = ['@all', '@everyone', '@here', '<!channel>', '<!here>', '<!everyone>', '<at user_id="all">', '@所有人'];
+const MASS = [
+  '@all',
+  '@everyone',
+  '@here',
+  '<!channel>',
+  '<!here>',
+  '<!everyone>',
+  '<at user_id="all">',
+  '@所有人',
+];
 
 export function channelCase<C, R, P>(fx: ChannelCase<C, R, P>): void {
   const { kind } = fx;
@@ -111,7 +120,12 @@ export function channelCase<C, R, P>(fx: ChannelCase<C, R, P>): void {
     it('strips mass mentions from everything it sends', () => {
       const noisy = MASS.join(' ');
       const r = render(
-        sampleMessage({ title: `${noisy} title`, summary: `hey @everyone <!channel>`, detail: noisy, mention: true }),
+        sampleMessage({
+          title: `${noisy} title`,
+          summary: `hey @everyone <!channel>`,
+          detail: noisy,
+          mention: true,
+        }),
       );
       const wire = fx.wire(r);
       for (const m of MASS) expect(wire).not.toContain(m);
@@ -149,8 +163,12 @@ export function channelCase<C, R, P>(fx: ChannelCase<C, R, P>): void {
       const mentions = fx.mentions;
       const withTarget = kind.configSchema.parse(fx.rawMentionConfig);
       it('mentions the owner only when the message asks for it', () => {
-        expect(mentions(render(sampleMessage({ severity: 'critical', mention: true }), withTarget))).toBe(true);
-        expect(mentions(render(sampleMessage({ severity: 'critical', mention: false }), withTarget))).toBe(false);
+        expect(mentions(render(sampleMessage({ severity: 'critical', mention: true }), withTarget))).toBe(
+          true,
+        );
+        expect(mentions(render(sampleMessage({ severity: 'critical', mention: false }), withTarget))).toBe(
+          false,
+        );
         expect(mentions(render(sampleMessage({ mention: true }), config))).toBe(false);
       });
     }
@@ -161,7 +179,12 @@ export function channelCase<C, R, P>(fx: ChannelCase<C, R, P>): void {
         Object.assign(err, { code: 'ECONNREFUSED' });
         throw err;
       };
-      const deps: SendDeps = { post: failing, smtp: failing, now: () => NOW, secret: (env) => fx.secrets[env] };
+      const deps: SendDeps = {
+        post: failing,
+        smtp: failing,
+        now: () => NOW,
+        secret: (env) => fx.secrets[env],
+      };
       const res = await kind.send(sampleMessage(), config, deps);
       expect(res).toEqual({ kind: 'retry', error: 'network error (ECONNREFUSED)' });
     });

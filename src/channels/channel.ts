@@ -97,7 +97,10 @@ export interface SmtpReply {
   text: string;
 }
 
-export type SmtpTransport = (mail: SmtpMail, secret: (env: string) => string | undefined) => Promise<SmtpReply>;
+export type SmtpTransport = (
+  mail: SmtpMail,
+  secret: (env: string) => string | undefined,
+) => Promise<SmtpReply>;
 
 /**
  * A channel kind: one folder under `src/channels/`. `R` is what `format` renders (an HTTP request

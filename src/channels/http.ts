@@ -19,7 +19,10 @@ const PROVIDER_TEXT_MAX = 200;
 
 export const envName = z
   .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name (the secret itself stays in the env)');
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_]*$/,
+    'must be an environment variable name (the secret itself stays in the env)',
+  );
 
 export const httpUrl = z.url({ protocol: /^https?$/ });
 
@@ -37,11 +40,15 @@ export const ONE_URL = { message: 'set exactly one of url or url_env' };
 
 export function requireSecret(ctx: FormatContext, env: string): string {
   const value = ctx.secret(env);
-  if (value === undefined || value === '') throw new ChannelConfigError(`environment variable ${env} is not set`);
+  if (value === undefined || value === '')
+    throw new ChannelConfigError(`environment variable ${env} is not set`);
   return value;
 }
 
-export function resolveUrl(c: { url?: string | undefined; url_env?: string | undefined }, ctx: FormatContext): string {
+export function resolveUrl(
+  c: { url?: string | undefined; url_env?: string | undefined },
+  ctx: FormatContext,
+): string {
   if (c.url !== undefined) return c.url;
   if (c.url_env !== undefined) return requireSecret(ctx, c.url_env);
   throw new ChannelConfigError('set exactly one of url or url_env');
@@ -84,7 +91,9 @@ export function classifyStatus(res: HttpResponse): SendResult | undefined {
   const text = `HTTP ${res.status}: ${providerText(res.body)}`;
   if (res.status === 429) {
     const after = retryAfterMs(res.headers);
-    return after === undefined ? { kind: 'retry', error: text } : { kind: 'retry', error: text, retryAfterMs: after };
+    return after === undefined
+      ? { kind: 'retry', error: text }
+      : { kind: 'retry', error: text, retryAfterMs: after };
   }
   if (res.status === 408 || res.status >= 500) return { kind: 'retry', error: text };
   return { kind: 'dead', reason: text };
@@ -106,7 +115,12 @@ interface HttpKind<C> {
 }
 
 /** format → one POST → parseResult; config problems become `dead`, network failures `retry`. */
-export async function sendHttp<C>(kind: HttpKind<C>, msg: Message, config: C, deps: SendDeps): Promise<SendResult> {
+export async function sendHttp<C>(
+  kind: HttpKind<C>,
+  msg: Message,
+  config: C,
+  deps: SendDeps,
+): Promise<SendResult> {
   let req: HttpRequest;
   try {
     req = kind.format(msg, config, { now: deps.now(), secret: deps.secret });

@@ -26,7 +26,8 @@ export interface Receiver {
 
 function flatHeaders(req: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
+  for (const [k, v] of Object.entries(req.headers))
+    if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
   return out;
 }
 

@@ -102,7 +102,13 @@ export function truncate(text: string, max: number, unit: LengthUnit): string {
  * Joins head, detail and tail, cutting only the detail, so the summary and the approval links
  * survive a long detail (channel.case.ts checks it for every channel).
  */
-export function fit(head: string, detail: string | undefined, tail: string, max: number, unit: LengthUnit): string {
+export function fitText(
+  head: string,
+  detail: string | undefined,
+  tail: string,
+  max: number,
+  unit: LengthUnit,
+): string {
   const sep = '\n\n';
   const parts = (d: string) => [head, d, tail].filter((p) => p !== '').join(sep);
   const full = parts(detail ?? '');
@@ -115,7 +121,11 @@ export function fit(head: string, detail: string | undefined, tail: string, max:
 
 /** The message with mass mentions removed from every free-text field. */
 export function sanitize(msg: Message): Message {
-  const out: Message = { ...msg, title: stripMassMentions(msg.title), summary: stripMassMentions(msg.summary) };
+  const out: Message = {
+    ...msg,
+    title: stripMassMentions(msg.title),
+    summary: stripMassMentions(msg.summary),
+  };
   if (msg.detail !== undefined) out.detail = stripMassMentions(msg.detail);
   if (msg.agent !== undefined) out.agent = stripMassMentions(msg.agent);
   if (msg.task) {
@@ -158,7 +168,7 @@ export interface PlainOptions {
 export function plainText(msg: Message, max: number, unit: LengthUnit, opts: PlainOptions = {}): string {
   const head = opts.headline === false ? msg.summary : `${headline(msg)}\n${msg.summary}`;
   const tail = [...contextLines(msg), ...(opts.links === false ? [] : linkLines(msg))].join('\n');
-  return fit(head, msg.detail, tail, max, unit);
+  return fitText(head, msg.detail, tail, max, unit);
 }
 
 /** Severity → a provider-neutral rank: 1 (info) … 3 (critical). */

@@ -3,7 +3,9 @@ import type { FormatContext, HttpRequest, Message, Severity } from '../channel.j
 import { envName, httpUrl, JSON_HEADERS, requireSecret } from '../http.js';
 import { headline, plainText, sanitize, truncate } from '../text.js';
 
-const labelName = z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, 'Prometheus label names are [a-zA-Z_][a-zA-Z0-9_]*');
+const labelName = z
+  .string()
+  .regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, 'Prometheus label names are [a-zA-Z_][a-zA-Z0-9_]*');
 
 /** We send each alert once and never re-send it while firing, so it ends on its own after this. */
 export const ALERT_TTL_SECONDS = 3600;
@@ -27,7 +29,11 @@ export const ALERT_DESCRIPTION_MAX_BYTES = 4096;
 // The conventional severity label values Alertmanager routes usually match on.
 const SEVERITY: Record<Severity, string> = { info: 'info', warn: 'warning', critical: 'critical' };
 
-export function formatAlertmanager(input: Message, config: AlertmanagerConfig, ctx: FormatContext): HttpRequest {
+export function formatAlertmanager(
+  input: Message,
+  config: AlertmanagerConfig,
+  ctx: FormatContext,
+): HttpRequest {
   const msg = sanitize(input);
   // Labels are the alert's identity: one alert per task, stage and alertname, deduplicated by Alertmanager.
   const labels: Record<string, string> = {

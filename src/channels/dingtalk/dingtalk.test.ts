@@ -2,7 +2,15 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HttpRequest } from '../channel.js';
 import { approvalMessage, channelCase, sampleMessage } from '../channel.case.js';
-import { type Answer, fetchPost, json, type ReceivedRequest, type Receiver, response, startReceiver } from '../testing.js';
+import {
+  type Answer,
+  fetchPost,
+  json,
+  type ReceivedRequest,
+  type Receiver,
+  response,
+  startReceiver,
+} from '../testing.js';
 import { dingtalk, dingtalkSign } from './index.js';
 
 const SECRET = `SEC${'0'.repeat(64)}`;
@@ -13,7 +21,12 @@ const card = (r: HttpRequest) => body(r)['actionCard'] ?? body(r)['markdown'] ??
 channelCase({
   kind: dingtalk,
   rawConfig: { type: 'dingtalk', url_env: 'DT_HOOK', secret_env: 'DT_SECRET' },
-  rawMentionConfig: { type: 'dingtalk', url_env: 'DT_HOOK', secret_env: 'DT_SECRET', mention_mobile: '13800000000' },
+  rawMentionConfig: {
+    type: 'dingtalk',
+    url_env: 'DT_HOOK',
+    secret_env: 'DT_SECRET',
+    mention_mobile: '13800000000',
+  },
   secrets: { DT_HOOK: `https://oapi.dingtalk.com/robot/send?access_token=${TOKEN}`, DT_SECRET: SECRET },
   text: (r) => String(card(r)['text']).replace(/ {2}\n/g, '\n'),
   wire: (r) => r.body,
@@ -33,7 +46,9 @@ channelCase({
 
 describe('the DingTalk 加签 signature', () => {
   it('matches the vectors in signature_vectors.md 5', () => {
-    expect(dingtalkSign(1577262236757, 'this is secret')).toBe('hmPWwU%2B7lVdm3ZZz0r9tSfx0L4Q26jWOZr9%2BGs6EZQM%3D');
+    expect(dingtalkSign(1577262236757, 'this is secret')).toBe(
+      'hmPWwU%2B7lVdm3ZZz0r9tSfx0L4Q26jWOZr9%2BGs6EZQM%3D',
+    );
     expect(dingtalkSign(1599360473000, SECRET)).toBe('%2Fi3YjbI05eyUCe%2BiloWxsVscj2sEaNjb4zKWzzcD86Q%3D');
   });
 });
@@ -66,7 +81,11 @@ function dingtalkServer(req: ReceivedRequest): Answer {
 describe('DingTalk against a local DingTalk stand-in', () => {
   let rx: Receiver;
   afterEach(() => rx.close());
-  const config = dingtalk.configSchema.parse({ type: 'dingtalk', url_env: 'DT_HOOK', secret_env: 'DT_SECRET' });
+  const config = dingtalk.configSchema.parse({
+    type: 'dingtalk',
+    url_env: 'DT_HOOK',
+    secret_env: 'DT_SECRET',
+  });
   const deps = (secret = SECRET) => ({
     post: fetchPost,
     now: Date.now,
@@ -86,7 +105,11 @@ describe('DingTalk against a local DingTalk stand-in', () => {
   });
 
   it('adds the configured keyword so the keyword security mode lets the message through', () => {
-    const withKeyword = dingtalk.configSchema.parse({ type: 'dingtalk', url: 'https://oapi.dingtalk.com/robot/send?access_token=x', keyword: 'Switchboard' });
+    const withKeyword = dingtalk.configSchema.parse({
+      type: 'dingtalk',
+      url: 'https://oapi.dingtalk.com/robot/send?access_token=x',
+      keyword: 'Switchboard',
+    });
     const req = dingtalk.format(sampleMessage(), withKeyword, { now: 0, secret: () => undefined });
     expect(JSON.parse(req.body).markdown.text).toMatch(/^\[Switchboard\] /);
   });

@@ -1,7 +1,15 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import type { FormatContext, HttpRequest, Message } from '../channel.js';
-import { envName, exactlyOneUrl, JSON_HEADERS, ONE_URL, requireSecret, resolveUrl, urlOrEnv } from '../http.js';
+import {
+  envName,
+  exactlyOneUrl,
+  JSON_HEADERS,
+  ONE_URL,
+  requireSecret,
+  resolveUrl,
+  urlOrEnv,
+} from '../http.js';
 import { headline, labels, plainText, sanitize, truncate } from '../text.js';
 
 export const dingtalkConfig = z
@@ -14,7 +22,10 @@ export const dingtalkConfig = z
     /** With the keyword security mode, a message without one of the keywords is refused (310000). */
     keyword: z.string().min(1).optional(),
     /** Mobile number of the owner, @-mentioned on critical messages only. */
-    mention_mobile: z.string().regex(/^\+?[0-9-]{5,20}$/).optional(),
+    mention_mobile: z
+      .string()
+      .regex(/^\+?[0-9-]{5,20}$/)
+      .optional(),
   })
   .refine(exactlyOneUrl, ONE_URL);
 export type DingtalkConfig = z.infer<typeof dingtalkConfig>;
@@ -24,7 +35,9 @@ export const DINGTALK_TEXT_MAX_CHARS = 4000;
 
 /** 加签 (signature_vectors.md 5): HMAC keyed by the SECRET over `timestamp + "\n" + secret`, base64, URL-encoded. */
 export function dingtalkSign(timestampMs: number, secret: string): string {
-  return encodeURIComponent(createHmac('sha256', secret).update(`${timestampMs}\n${secret}`).digest('base64'));
+  return encodeURIComponent(
+    createHmac('sha256', secret).update(`${timestampMs}\n${secret}`).digest('base64'),
+  );
 }
 
 // DingTalk markdown needs two trailing spaces (or a blank line) for a line break.

@@ -1,6 +1,12 @@
 import type { ChannelKind, HttpResponse, SendResult } from '../channel.js';
 import { classifyStatus, isRecord, parseJson, providerText, sendHttp } from '../http.js';
-import { DINGTALK_TEXT_MAX_CHARS, type DingtalkConfig, dingtalkConfig, dingtalkSign, formatDingtalk } from './format.js';
+import {
+  DINGTALK_TEXT_MAX_CHARS,
+  type DingtalkConfig,
+  dingtalkConfig,
+  dingtalkSign,
+  formatDingtalk,
+} from './format.js';
 
 // 130101: "send too fast" (20 messages a minute per robot) — wait and retry. Other codes (310000
 // keyword/signature/IP, 300001 token) need the config fixed.
@@ -13,7 +19,8 @@ export function parseDingtalkResult(res: HttpResponse): SendResult {
   const body = parseJson(res.body);
   const code = isRecord(body) ? body['errcode'] : undefined;
   if (code === 0) return { kind: 'ok' };
-  if (typeof code !== 'number') return { kind: 'dead', reason: `not a DingTalk answer: ${providerText(res.body)}` };
+  if (typeof code !== 'number')
+    return { kind: 'dead', reason: `not a DingTalk answer: ${providerText(res.body)}` };
   const text = `dingtalk errcode ${code}: ${isRecord(body) ? String(body['errmsg'] ?? '') : ''}`;
   return RETRYABLE_CODES.has(code) ? { kind: 'retry', error: text } : { kind: 'dead', reason: text };
 }
@@ -26,7 +33,8 @@ export const dingtalk: ChannelKind<DingtalkConfig> = {
   lengthUnit: 'chars',
   format: formatDingtalk,
   parseResult: parseDingtalkResult,
-  send: (msg, config, deps) => sendHttp({ format: formatDingtalk, parseResult: parseDingtalkResult }, msg, config, deps),
+  send: (msg, config, deps) =>
+    sendHttp({ format: formatDingtalk, parseResult: parseDingtalkResult }, msg, config, deps),
 };
 
 export { dingtalkConfig, dingtalkSign, formatDingtalk, type DingtalkConfig };

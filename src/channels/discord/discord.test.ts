@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HttpRequest } from '../channel.js';
 import { approvalMessage, channelCase, NOW, sampleMessage } from '../channel.case.js';
-import { type Answer, fetchPost, json, type ReceivedRequest, type Receiver, response, startReceiver } from '../testing.js';
+import {
+  type Answer,
+  fetchPost,
+  json,
+  type ReceivedRequest,
+  type Receiver,
+  response,
+  startReceiver,
+} from '../testing.js';
 import { discord } from './index.js';
 
 const HOOK = '/api/webhooks/1180000000000000000/aBcDeFgHiJkLmNoPqRsTuVwXyZ';
@@ -14,12 +22,18 @@ channelCase({
   secrets: { DISCORD_HOOK: `https://discord.com${HOOK}` },
   text: (r) => String(embed(r)['description']),
   wire: (r) => r.body,
-  mentions: (r) => (JSON.parse(r.body).allowed_mentions.users as string[]).length > 0 && r.body.includes('<@80351110224678912>'),
+  mentions: (r) =>
+    (JSON.parse(r.body).allowed_mentions.users as string[]).length > 0 &&
+    r.body.includes('<@80351110224678912>'),
   responses: {
     ok: response(200, { id: '1180000000000000001', type: 0, channel_id: '1' }),
     business: response(404, { message: 'Unknown Webhook', code: 10015 }),
     businessExpect: 'dead',
-    rateLimited: response(429, { message: 'You are being rate limited.', retry_after: 0.314, global: false }, { 'retry-after': '1' }),
+    rateLimited: response(
+      429,
+      { message: 'You are being rate limited.', retry_after: 0.314, global: false },
+      { 'retry-after': '1' },
+    ),
     rateLimitedRetryAfterMs: 314,
     serverError: response(502, '<html>502</html>'),
   },
@@ -32,15 +46,26 @@ function discordServer(req: ReceivedRequest): Answer {
   const m = JSON.parse(req.body) as { content?: string; embeds?: Record<string, unknown>[] };
   const embeds = m.embeds ?? [];
   const size = (e: Record<string, unknown>) =>
-    String(e['title'] ?? '').length + String(e['description'] ?? '').length + String((e['footer'] as { text?: string })?.text ?? '').length;
+    String(e['title'] ?? '').length +
+    String(e['description'] ?? '').length +
+    String((e['footer'] as { text?: string })?.text ?? '').length;
   const bad =
     (!m.content && embeds.length === 0) ||
     (m.content?.length ?? 0) > 2000 ||
     embeds.length > 10 ||
-    embeds.some((e) => String(e['title'] ?? '').length > 256 || String(e['description'] ?? '').length > 4096 || size(e) > 6000);
+    embeds.some(
+      (e) =>
+        String(e['title'] ?? '').length > 256 ||
+        String(e['description'] ?? '').length > 4096 ||
+        size(e) > 6000,
+    );
   if (bad) return json(400, { message: 'Invalid Form Body', code: 50035, errors: {} });
   if (embeds[0]?.['title'] === 'Progress · slow down') {
-    return json(429, { message: 'You are being rate limited.', retry_after: 1.5, global: false }, { 'retry-after': '2' });
+    return json(
+      429,
+      { message: 'You are being rate limited.', retry_after: 1.5, global: false },
+      { 'retry-after': '2' },
+    );
   }
   if (url.searchParams.get('wait') !== 'true') return { status: 204, body: '' };
   return json(200, { id: '1180000000000000001', type: 0, content: m.content ?? '', embeds });

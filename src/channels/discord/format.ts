@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FormatContext, HttpRequest, Message, Severity } from '../channel.js';
 import { exactlyOneUrl, JSON_HEADERS, ONE_URL, resolveUrl, urlOrEnv } from '../http.js';
-import { contextLines, fit, headline, labels, sanitize, truncate } from '../text.js';
+import { contextLines, fitText, headline, labels, sanitize, truncate } from '../text.js';
 
 export const discordConfig = z
   .strictObject({
@@ -11,7 +11,10 @@ export const discordConfig = z
     thread_id: z.string().regex(/^\d+$/).optional(),
     username: z.string().min(1).max(80).optional(),
     /** Discord user id (snowflake) of the owner, mentioned on critical messages only. */
-    mention_user_id: z.string().regex(/^\d{5,25}$/).optional(),
+    mention_user_id: z
+      .string()
+      .regex(/^\d{5,25}$/)
+      .optional(),
   })
   .refine(exactlyOneUrl, ONE_URL);
 export type DiscordConfig = z.infer<typeof discordConfig>;
@@ -30,7 +33,7 @@ export function formatDiscord(input: Message, config: DiscordConfig, ctx: Format
   if (msg.actions) tail.push(`[${l.open}](${msg.actions.pageUrl})`);
   const embed: Record<string, unknown> = {
     title: truncate(headline(msg), TITLE_MAX, 'chars'),
-    description: fit(msg.summary, msg.detail, tail.join('\n'), DISCORD_DESCRIPTION_MAX_CHARS, 'chars'),
+    description: fitText(msg.summary, msg.detail, tail.join('\n'), DISCORD_DESCRIPTION_MAX_CHARS, 'chars'),
     color: COLOR[msg.severity],
     footer: { text: `${l.severity[msg.severity]} · ${msg.eventId}` },
   };

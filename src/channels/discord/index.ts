@@ -9,12 +9,19 @@ import { DISCORD_DESCRIPTION_MAX_CHARS, type DiscordConfig, discordConfig, forma
 export function parseDiscordResult(res: HttpResponse): SendResult {
   const body = parseJson(res.body);
   if (res.status === 429 && isRecord(body) && typeof body['retry_after'] === 'number') {
-    return { kind: 'retry', error: `discord: ${String(body['message'] ?? 'rate limited')}`, retryAfterMs: Math.ceil(body['retry_after'] * 1000) };
+    return {
+      kind: 'retry',
+      error: `discord: ${String(body['message'] ?? 'rate limited')}`,
+      retryAfterMs: Math.ceil(body['retry_after'] * 1000),
+    };
   }
   const status = classifyStatus(res);
   if (status) {
     if (status.kind === 'dead' && isRecord(body) && 'code' in body) {
-      return { kind: 'dead', reason: `discord code ${String(body['code'])}: ${providerText(String(body['message'] ?? ''))}` };
+      return {
+        kind: 'dead',
+        reason: `discord code ${String(body['code'])}: ${providerText(String(body['message'] ?? ''))}`,
+      };
     }
     return status;
   }
@@ -30,7 +37,8 @@ export const discord: ChannelKind<DiscordConfig> = {
   lengthUnit: 'chars',
   format: formatDiscord,
   parseResult: parseDiscordResult,
-  send: (msg, config, deps) => sendHttp({ format: formatDiscord, parseResult: parseDiscordResult }, msg, config, deps),
+  send: (msg, config, deps) =>
+    sendHttp({ format: formatDiscord, parseResult: parseDiscordResult }, msg, config, deps),
 };
 
 export { discordConfig, formatDiscord, type DiscordConfig };

@@ -2,30 +2,49 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HttpRequest } from '../channel.js';
 import { approvalMessage, channelCase, sampleMessage } from '../channel.case.js';
-import { type Answer, fetchPost, json, type ReceivedRequest, type Receiver, response, startReceiver } from '../testing.js';
+import {
+  type Answer,
+  fetchPost,
+  json,
+  type ReceivedRequest,
+  type Receiver,
+  response,
+  startReceiver,
+} from '../testing.js';
 import { feishu, feishuSign } from './index.js';
 
 const SECRET = 'test-secret';
 const HOOK = '/open-apis/bot/v2/hook/3c8f2b6e-0000-4000-8000-000000000000';
-const body = (r: HttpRequest) => JSON.parse(r.body) as { card: { elements: Record<string, unknown>[] } } & Record<string, unknown>;
+const body = (r: HttpRequest) =>
+  JSON.parse(r.body) as { card: { elements: Record<string, unknown>[] } } & Record<string, unknown>;
 const elements = (r: HttpRequest) => body(r).card.elements;
 
 channelCase({
   kind: feishu,
   rawConfig: { type: 'feishu', url_env: 'FEISHU_HOOK', secret_env: 'FEISHU_SECRET' },
-  rawMentionConfig: { type: 'feishu', url_env: 'FEISHU_HOOK', secret_env: 'FEISHU_SECRET', mention_open_id: 'ou_7d8a6e6df7621556ce0d21922b676706ccs' },
+  rawMentionConfig: {
+    type: 'feishu',
+    url_env: 'FEISHU_HOOK',
+    secret_env: 'FEISHU_SECRET',
+    mention_open_id: 'ou_7d8a6e6df7621556ce0d21922b676706ccs',
+  },
   secrets: { FEISHU_HOOK: `https://open.feishu.cn${HOOK}`, FEISHU_SECRET: SECRET },
   text: (r) => String((elements(r)[0] as { text: { content: string } }).text.content),
   wire: (r) => r.body,
   buttons: (r) => {
-    const action = elements(r).find((e) => e['tag'] === 'action') as { actions: { url: string }[] } | undefined;
+    const action = elements(r).find((e) => e['tag'] === 'action') as
+      | { actions: { url: string }[] }
+      | undefined;
     const [a, b] = action?.actions ?? [];
     return a && b ? { approve: a.url, reject: b.url } : undefined;
   },
   mentions: (r) => r.body.includes('<at id=ou_'),
   responses: {
     ok: response(200, { code: 0, msg: 'success', data: {} }),
-    business: response(200, { code: 19021, msg: 'sign match fail or timestamp is not within one hour from current time' }),
+    business: response(200, {
+      code: 19021,
+      msg: 'sign match fail or timestamp is not within one hour from current time',
+    }),
     businessExpect: 'dead',
     rateLimited: response(200, { code: 9499, msg: 'too many request' }),
     serverError: response(502, '<html>bad gateway</html>'),
@@ -46,15 +65,21 @@ describe('the Feishu custom-bot signature', () => {
 
 /** What Feishu checks (bot-v3 add-custom-bot): token in the path, sign over ts+"\n"+secret, ±1 h, msg_type, 20 KB. */
 function feishuServer(req: ReceivedRequest): Answer {
-  if (req.url !== HOOK) return json(200, { code: 19001, msg: 'param invalid: incoming webhook access token invalid' });
+  if (req.url !== HOOK)
+    return json(200, { code: 19001, msg: 'param invalid: incoming webhook access token invalid' });
   if (Buffer.byteLength(req.body) > 20 * 1024) return json(200, { code: 9499, msg: 'Bad Request' });
   const m = JSON.parse(req.body) as Record<string, unknown>;
   const ts = Number(m['timestamp']);
-  const expected = Buffer.from(createHmac('sha256', `${m['timestamp']}\n${SECRET}`).update('').digest('base64'));
+  const expected = Buffer.from(
+    createHmac('sha256', `${m['timestamp']}\n${SECRET}`).update('').digest('base64'),
+  );
   const got = Buffer.from(String(m['sign'] ?? ''));
   const fresh = typeof m['timestamp'] === 'string' && Math.abs(Date.now() / 1000 - ts) <= 3600;
   if (!fresh || got.length !== expected.length || !timingSafeEqual(got, expected)) {
-    return json(200, { code: 19021, msg: 'sign match fail or timestamp is not within one hour from current time' });
+    return json(200, {
+      code: 19021,
+      msg: 'sign match fail or timestamp is not within one hour from current time',
+    });
   }
   const card = m['card'] as { header?: unknown; elements?: unknown[] } | undefined;
   if (m['msg_type'] !== 'interactive' || !card?.header || !Array.isArray(card.elements)) {
@@ -71,11 +96,17 @@ describe('Feishu against a local Feishu stand-in', () => {
     now,
     secret: (e: string) => ({ FEISHU_HOOK: hook, FEISHU_SECRET: secret })[e],
   });
-  const config = feishu.configSchema.parse({ type: 'feishu', url_env: 'FEISHU_HOOK', secret_env: 'FEISHU_SECRET' });
+  const config = feishu.configSchema.parse({
+    type: 'feishu',
+    url_env: 'FEISHU_HOOK',
+    secret_env: 'FEISHU_SECRET',
+  });
 
   it('delivers a signed interactive card with approve and reject buttons', async () => {
     rx = await startReceiver(feishuServer);
-    expect(await feishu.send(approvalMessage({ locale: 'zh' }), config, deps(rx.url + HOOK))).toEqual({ kind: 'ok' });
+    expect(await feishu.send(approvalMessage({ locale: 'zh' }), config, deps(rx.url + HOOK))).toEqual({
+      kind: 'ok',
+    });
     const sent = JSON.parse(rx.requests[0]?.body ?? '{}');
     expect(sent.card.header.title.content).toBe('等待审批 · Run the production migration');
     expect(sent.card.elements[1].actions.map((a: { text: { content: string } }) => a.text.content)).toEqual([
@@ -93,7 +124,11 @@ describe('Feishu against a local Feishu stand-in', () => {
 
   it('treats a timestamp two hours old as dead, because Feishu refuses it', async () => {
     rx = await startReceiver(feishuServer);
-    const res = await feishu.send(sampleMessage(), config, deps(rx.url + HOOK, SECRET, () => Date.now() - 7_200_000));
+    const res = await feishu.send(
+      sampleMessage(),
+      config,
+      deps(rx.url + HOOK, SECRET, () => Date.now() - 7_200_000),
+    );
     expect(res.kind).toBe('dead');
   });
 

@@ -1,7 +1,15 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import type { FormatContext, HttpRequest, Message, Severity } from '../channel.js';
-import { envName, exactlyOneUrl, JSON_HEADERS, ONE_URL, requireSecret, resolveUrl, urlOrEnv } from '../http.js';
+import {
+  envName,
+  exactlyOneUrl,
+  JSON_HEADERS,
+  ONE_URL,
+  requireSecret,
+  resolveUrl,
+  urlOrEnv,
+} from '../http.js';
 import { headline, labels, plainText, sanitize, truncate } from '../text.js';
 
 export const feishuConfig = z
@@ -12,7 +20,10 @@ export const feishuConfig = z
     /** The 签名校验 secret; without it the bot must rely on keywords or an IP allowlist. */
     secret_env: envName.optional(),
     /** open_id (`ou_…`) of the owner, mentioned on critical messages only. */
-    mention_open_id: z.string().regex(/^ou_[A-Za-z0-9]+$/).optional(),
+    mention_open_id: z
+      .string()
+      .regex(/^ou_[A-Za-z0-9]+$/)
+      .optional(),
   })
   .refine(exactlyOneUrl, ONE_URL);
 export type FeishuConfig = z.infer<typeof feishuConfig>;
@@ -34,9 +45,7 @@ export function formatFeishu(input: Message, config: FeishuConfig, ctx: FormatCo
   const msg = sanitize(input);
   const l = labels(msg.locale);
   // Agent text goes into plain_text elements: no markdown, no <at> tags, so it cannot ping anyone.
-  const elements: unknown[] = [
-    { tag: 'div', text: { tag: 'plain_text', content: feishuText(msg) } },
-  ];
+  const elements: unknown[] = [{ tag: 'div', text: { tag: 'plain_text', content: feishuText(msg) } }];
   if (msg.mention && config.mention_open_id) {
     elements.push({ tag: 'markdown', content: `<at id=${config.mention_open_id}></at>` });
   }
@@ -52,7 +61,10 @@ export function formatFeishu(input: Message, config: FeishuConfig, ctx: FormatCo
   }
   const card = {
     config: { wide_screen_mode: true },
-    header: { title: { tag: 'plain_text', content: truncate(headline(msg), 200, 'chars') }, template: TEMPLATE[msg.severity] },
+    header: {
+      title: { tag: 'plain_text', content: truncate(headline(msg), 200, 'chars') },
+      template: TEMPLATE[msg.severity],
+    },
     elements,
   };
   const body: Record<string, unknown> = {};

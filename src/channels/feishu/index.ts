@@ -1,6 +1,12 @@
 import type { ChannelKind, HttpResponse, SendResult } from '../channel.js';
 import { classifyStatus, isRecord, parseJson, providerText, sendHttp } from '../http.js';
-import { FEISHU_TEXT_MAX_BYTES, type FeishuConfig, feishuConfig, feishuSign, formatFeishu } from './format.js';
+import {
+  FEISHU_TEXT_MAX_BYTES,
+  type FeishuConfig,
+  feishuConfig,
+  feishuSign,
+  formatFeishu,
+} from './format.js';
 
 // Business codes that mean "slow down", not "this will never work": 9499 and 11232 are the
 // custom-bot frequency limits. Everything else non-zero (19021 bad signature, 19024 missing
@@ -32,7 +38,8 @@ export const feishu: ChannelKind<FeishuConfig> = {
   lengthUnit: 'bytes',
   format: formatFeishu,
   parseResult: parseFeishuResult,
-  send: (msg, config, deps) => sendHttp({ format: formatFeishu, parseResult: parseFeishuResult }, msg, config, deps),
+  send: (msg, config, deps) =>
+    sendHttp({ format: formatFeishu, parseResult: parseFeishuResult }, msg, config, deps),
 };
 
 export { feishuConfig, feishuSign, formatFeishu, type FeishuConfig };

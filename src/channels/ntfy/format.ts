@@ -28,7 +28,11 @@ const STAGE_TAG: Record<Stage, string> = {
   done: 'white_check_mark',
   failed: 'x',
 };
-const SEVERITY_TAG: Record<Severity, string> = { info: 'information_source', warn: 'warning', critical: 'rotating_light' };
+const SEVERITY_TAG: Record<Severity, string> = {
+  info: 'information_source',
+  warn: 'warning',
+  critical: 'rotating_light',
+};
 
 type NtfyAction =
   | { action: 'view'; label: string; url: string; clear?: boolean }
@@ -40,8 +44,20 @@ export function formatNtfy(input: Message, config: NtfyConfig, ctx: FormatContex
   const actions: NtfyAction[] = [];
   if (msg.actions) {
     // At most three actions (ntfy's limit): approve, reject, and the page for details.
-    actions.push({ action: 'http', label: l.approve, url: msg.actions.approveUrl, method: 'POST', clear: true });
-    actions.push({ action: 'http', label: l.reject, url: msg.actions.rejectUrl, method: 'POST', clear: true });
+    actions.push({
+      action: 'http',
+      label: l.approve,
+      url: msg.actions.approveUrl,
+      method: 'POST',
+      clear: true,
+    });
+    actions.push({
+      action: 'http',
+      label: l.reject,
+      url: msg.actions.rejectUrl,
+      method: 'POST',
+      clear: true,
+    });
     actions.push({ action: 'view', label: l.open, url: msg.actions.pageUrl });
   }
   const body: Record<string, unknown> = {

@@ -21,7 +21,8 @@ export const ntfy: ChannelKind<NtfyConfig> = {
   lengthUnit: 'bytes',
   format: formatNtfy,
   parseResult: parseNtfyResult,
-  send: (msg, config, deps) => sendHttp({ format: formatNtfy, parseResult: parseNtfyResult }, msg, config, deps),
+  send: (msg, config, deps) =>
+    sendHttp({ format: formatNtfy, parseResult: parseNtfyResult }, msg, config, deps),
 };
 
 export { formatNtfy, ntfyConfig, type NtfyConfig };

@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HttpRequest } from '../channel.js';
 import { approvalMessage, channelCase, NOW, sampleMessage } from '../channel.case.js';
-import { type Answer, fetchPost, json, type ReceivedRequest, type Receiver, response, startReceiver } from '../testing.js';
+import {
+  type Answer,
+  fetchPost,
+  json,
+  type ReceivedRequest,
+  type Receiver,
+  response,
+  startReceiver,
+} from '../testing.js';
 import { ntfy } from './index.js';
 
 const TOKEN = 'tk_AgQdq7mVBoFD37zQVN29RhuMzNIz2';
@@ -29,8 +37,10 @@ channelCase({
 
 /** What ntfy's publish endpoint checks (docs/publish.md): root URL, topic, priority 1-5, ≤3 actions, 4096 bytes. */
 function ntfyServer(req: ReceivedRequest): Answer {
-  if (req.method !== 'POST' || req.url !== '/') return json(404, { code: 40401, http: 404, error: 'page not found' });
-  if (req.headers['authorization'] !== `Bearer ${TOKEN}`) return json(401, { code: 40101, http: 401, error: 'unauthorized' });
+  if (req.method !== 'POST' || req.url !== '/')
+    return json(404, { code: 40401, http: 404, error: 'page not found' });
+  if (req.headers['authorization'] !== `Bearer ${TOKEN}`)
+    return json(401, { code: 40101, http: 401, error: 'unauthorized' });
   const m = JSON.parse(req.body) as Record<string, unknown>;
   const topic = m['topic'];
   if (typeof topic !== 'string' || !/^[-_A-Za-z0-9]{1,64}$/.test(topic)) {
@@ -49,22 +59,36 @@ function ntfyServer(req: ReceivedRequest): Answer {
   if (Buffer.byteLength(String(m['message'] ?? ''), 'utf8') > 4096) {
     return json(400, { code: 40000, http: 400, error: 'message too long (would become an attachment)' });
   }
-  if (topic === 'limited') return json(429, { code: 42901, http: 429, error: 'limit reached: too many requests' });
+  if (topic === 'limited')
+    return json(429, { code: 42901, http: 429, error: 'limit reached: too many requests' });
   return json(200, { id: `msg${Date.now()}`, time: 1, expires: 2, event: 'message', ...m });
 }
 
 describe('ntfy against a local ntfy stand-in', () => {
   let rx: Receiver;
   afterEach(() => rx.close());
-  const deps = { post: fetchPost, now: () => NOW, secret: (e: string) => (e === 'NTFY_TOKEN' ? TOKEN : undefined) };
+  const deps = {
+    post: fetchPost,
+    now: () => NOW,
+    secret: (e: string) => (e === 'NTFY_TOKEN' ? TOKEN : undefined),
+  };
 
   it('publishes JSON to the root URL with the topic, priority, tags, click and http approve/reject actions', async () => {
     rx = await startReceiver(ntfyServer);
-    const config = ntfy.configSchema.parse({ type: 'ntfy', url: rx.url, topic: 'agents', token_env: 'NTFY_TOKEN' });
+    const config = ntfy.configSchema.parse({
+      type: 'ntfy',
+      url: rx.url,
+      topic: 'agents',
+      token_env: 'NTFY_TOKEN',
+    });
     const res = await ntfy.send(approvalMessage({ severity: 'critical' }), config, deps);
     expect(res.kind).toBe('ok');
     const sent = JSON.parse(rx.requests[0]?.body ?? '{}');
-    expect(sent).toMatchObject({ topic: 'agents', priority: 5, click: expect.stringContaining('/console/approvals/') });
+    expect(sent).toMatchObject({
+      topic: 'agents',
+      priority: 5,
+      click: expect.stringContaining('/console/approvals/'),
+    });
     expect(sent.actions.slice(0, 2)).toEqual([
       expect.objectContaining({ action: 'http', method: 'POST', label: 'Approve', clear: true }),
       expect.objectContaining({ action: 'http', method: 'POST', label: 'Reject', clear: true }),
@@ -83,7 +107,12 @@ describe('ntfy against a local ntfy stand-in', () => {
 
   it('is dead without calling anyone when the token variable is missing', async () => {
     rx = await startReceiver(ntfyServer);
-    const config = ntfy.configSchema.parse({ type: 'ntfy', url: rx.url, topic: 'agents', token_env: 'NTFY_TOKEN' });
+    const config = ntfy.configSchema.parse({
+      type: 'ntfy',
+      url: rx.url,
+      topic: 'agents',
+      token_env: 'NTFY_TOKEN',
+    });
     const res = await ntfy.send(sampleMessage(), config, { ...deps, secret: () => undefined });
     expect(res).toEqual({ kind: 'dead', reason: 'environment variable NTFY_TOKEN is not set' });
     expect(rx.requests).toHaveLength(0);

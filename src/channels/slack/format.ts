@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FormatContext, HttpRequest, Message } from '../channel.js';
 import { envName, httpUrl, JSON_HEADERS, requireSecret, urlOrEnv } from '../http.js';
-import { contextLines, fit, headline, labels, linkLines, sanitize, truncate } from '../text.js';
+import { contextLines, fitText, headline, labels, linkLines, sanitize, truncate } from '../text.js';
 
 /** chat.postMessage; overridable for Slack-compatible servers and tests. */
 export const SLACK_API_URL = 'https://slack.com/api/chat.postMessage';
@@ -21,12 +21,17 @@ export const slackConfig = z
      */
     interactive: z.boolean().optional(),
     /** Slack user id (`U…`) of the owner, mentioned on critical messages only. */
-    mention_user_id: z.string().regex(/^[UW][A-Z0-9]+$/).optional(),
+    mention_user_id: z
+      .string()
+      .regex(/^[UW][A-Z0-9]+$/)
+      .optional(),
   })
   .refine((c) => [c.url, c.url_env, c.token_env].filter((v) => v !== undefined).length === 1, {
     message: 'set exactly one of url, url_env (incoming webhook) or token_env (chat.postMessage)',
   })
-  .refine((c) => c.token_env === undefined || c.channel !== undefined, { message: 'token_env needs channel' });
+  .refine((c) => c.token_env === undefined || c.channel !== undefined, {
+    message: 'token_env needs channel',
+  });
 export type SlackConfig = z.infer<typeof slackConfig>;
 
 /** Block Kit: a section's text is at most 3000 characters. */
@@ -36,19 +41,26 @@ export const SLACK_APPROVE_ACTION = 'switchboard_approve';
 export const SLACK_REJECT_ACTION = 'switchboard_reject';
 
 /** mrkdwn control characters; escaping them also disarms `<!channel>` and `<@U…>` written by the agent. */
-export const slackEscape = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+export const slackEscape = (t: string) =>
+  t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export function formatSlack(input: Message, config: SlackConfig, ctx: FormatContext): HttpRequest {
   const msg = sanitize(input);
   const l = labels(msg.locale);
   const interactive = config.interactive === true;
   const mention = msg.mention && config.mention_user_id ? `<@${config.mention_user_id}> ` : '';
-  const tail = [...contextLines(msg), ...(msg.actions && !interactive ? [] : linkLines(msg))].map(slackEscape);
+  const tail = [...contextLines(msg), ...(msg.actions && !interactive ? [] : linkLines(msg))].map(
+    slackEscape,
+  );
   const room = SLACK_SECTION_MAX_CHARS - mention.length;
   const sectionText =
-    mention + fit(slackEscape(msg.summary), msg.detail && slackEscape(msg.detail), tail.join('\n'), room, 'chars');
+    mention +
+    fitText(slackEscape(msg.summary), msg.detail && slackEscape(msg.detail), tail.join('\n'), room, 'chars');
   const blocks: unknown[] = [
-    { type: 'header', text: { type: 'plain_text', text: truncate(headline(msg), HEADER_MAX_CHARS, 'chars') } },
+    {
+      type: 'header',
+      text: { type: 'plain_text', text: truncate(headline(msg), HEADER_MAX_CHARS, 'chars') },
+    },
     { type: 'section', text: { type: 'mrkdwn', text: sectionText } },
   ];
   if (msg.actions) {
@@ -64,11 +76,17 @@ export function formatSlack(input: Message, config: SlackConfig, ctx: FormatCont
     blocks.push({
       type: 'actions',
       block_id: `approval_${a.approvalId}`,
-      elements: [btn(l.approve, SLACK_APPROVE_ACTION, 'primary', a.approveUrl), btn(l.reject, SLACK_REJECT_ACTION, 'danger', a.rejectUrl)],
+      elements: [
+        btn(l.approve, SLACK_APPROVE_ACTION, 'primary', a.approveUrl),
+        btn(l.reject, SLACK_REJECT_ACTION, 'danger', a.rejectUrl),
+      ],
     });
   }
   // `text` is the notification and screen-reader fallback when blocks are present.
-  const body: Record<string, unknown> = { text: slackEscape(truncate(`${headline(msg)}: ${msg.summary}`, 300, 'chars')), blocks };
+  const body: Record<string, unknown> = {
+    text: slackEscape(truncate(`${headline(msg)}: ${msg.summary}`, 300, 'chars')),
+    blocks,
+  };
   const headers: Record<string, string> = { ...JSON_HEADERS };
   let url: string;
   if (config.token_env !== undefined) {

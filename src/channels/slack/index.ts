@@ -4,7 +4,13 @@ import { formatSlack, SLACK_SECTION_MAX_CHARS, type SlackConfig, slackConfig } f
 
 // Web API errors that pass with time; every other `error` (invalid_auth, channel_not_found,
 // not_in_channel, invalid_blocks…) needs a person.
-const RETRYABLE_ERRORS = new Set(['ratelimited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
+const RETRYABLE_ERRORS = new Set([
+  'ratelimited',
+  'internal_error',
+  'fatal_error',
+  'service_unavailable',
+  'request_timeout',
+]);
 
 /**
  * Incoming webhooks answer `ok` as text (errors as text with 4xx); chat.postMessage answers 200 with
@@ -13,11 +19,14 @@ const RETRYABLE_ERRORS = new Set(['ratelimited', 'internal_error', 'fatal_error'
 export function parseSlackResult(res: HttpResponse): SendResult {
   const body = parseJson(res.body);
   if (isRecord(body) && typeof body['ok'] === 'boolean') {
-    if (body['ok'] === true) return typeof body['ts'] === 'string' ? { kind: 'ok', providerId: body['ts'] } : { kind: 'ok' };
+    if (body['ok'] === true)
+      return typeof body['ts'] === 'string' ? { kind: 'ok', providerId: body['ts'] } : { kind: 'ok' };
     const error = String(body['error'] ?? 'unknown');
     if (res.status === 429 || RETRYABLE_ERRORS.has(error)) {
       const after = retryAfterMs(res.headers);
-      return after === undefined ? { kind: 'retry', error: `slack: ${error}` } : { kind: 'retry', error: `slack: ${error}`, retryAfterMs: after };
+      return after === undefined
+        ? { kind: 'retry', error: `slack: ${error}` }
+        : { kind: 'retry', error: `slack: ${error}`, retryAfterMs: after };
     }
     if (res.status >= 500) return { kind: 'retry', error: `slack: ${error}` };
     return { kind: 'dead', reason: `slack: ${error}` };
@@ -36,7 +45,8 @@ export const slack: ChannelKind<SlackConfig> = {
   lengthUnit: 'chars',
   format: formatSlack,
   parseResult: parseSlackResult,
-  send: (msg, config, deps) => sendHttp({ format: formatSlack, parseResult: parseSlackResult }, msg, config, deps),
+  send: (msg, config, deps) =>
+    sendHttp({ format: formatSlack, parseResult: parseSlackResult }, msg, config, deps),
 };
 
 export { formatSlack, slackConfig, type SlackConfig };

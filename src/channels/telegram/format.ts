@@ -14,7 +14,10 @@ export const telegramConfig = z.strictObject({
   message_thread_id: z.number().int().positive().optional(),
   api_url: httpUrl.optional(),
   /** Username (without @) of the owner, mentioned on critical messages only. */
-  mention_username: z.string().regex(/^[A-Za-z0-9_]{5,32}$/).optional(),
+  mention_username: z
+    .string()
+    .regex(/^[A-Za-z0-9_]{5,32}$/)
+    .optional(),
 });
 export type TelegramConfig = z.infer<typeof telegramConfig>;
 
@@ -22,7 +25,8 @@ export type TelegramConfig = z.infer<typeof telegramConfig>;
 export const TELEGRAM_TEXT_MAX_CHARS = 4096;
 
 /** callback_data is 1-64 bytes: `sb:approve:apr_…` (41 bytes) fits; the gateway verifies the click by the webhook secret token. */
-export const callbackData = (decision: 'approve' | 'reject', approvalId: string) => `sb:${decision}:${approvalId}`;
+export const callbackData = (decision: 'approve' | 'reject', approvalId: string) =>
+  `sb:${decision}:${approvalId}`;
 
 // `@name` in plain text becomes a mention entity and pings; a zero-width space after the @ keeps
 // the text readable and silent. Only the configured owner is mentioned, and only when asked.
@@ -33,7 +37,9 @@ export function formatTelegram(input: Message, config: TelegramConfig, ctx: Form
   const l = labels(msg.locale);
   const mention = msg.mention && config.mention_username ? `@${config.mention_username}\n` : '';
   // No parse_mode: the agent's text is shown as it is, never interpreted as markup.
-  const text = mention + silence(plainText(msg, TELEGRAM_TEXT_MAX_CHARS - mention.length, 'chars', { links: !msg.actions }));
+  const text =
+    mention +
+    silence(plainText(msg, TELEGRAM_TEXT_MAX_CHARS - mention.length, 'chars', { links: !msg.actions }));
   const body: Record<string, unknown> = {
     chat_id: config.chat_id,
     text,

@@ -16,9 +16,13 @@ export function parseTelegramResult(res: HttpResponse): SendResult {
   if (isRecord(body) && body['ok'] === false) {
     const params = isRecord(body['parameters']) ? body['parameters'] : {};
     const text = `telegram ${String(body['error_code'] ?? res.status)}: ${providerText(String(body['description'] ?? ''))}`;
-    if (typeof params['retry_after'] === 'number') return { kind: 'retry', error: text, retryAfterMs: params['retry_after'] * 1000 };
+    if (typeof params['retry_after'] === 'number')
+      return { kind: 'retry', error: text, retryAfterMs: params['retry_after'] * 1000 };
     if (typeof params['migrate_to_chat_id'] === 'number') {
-      return { kind: 'dead', reason: `${text} (the group is now chat ${params['migrate_to_chat_id']}; update chat_id)` };
+      return {
+        kind: 'dead',
+        reason: `${text} (the group is now chat ${params['migrate_to_chat_id']}; update chat_id)`,
+      };
     }
     const status = classifyStatus(res);
     if (status?.kind === 'retry') return { kind: 'retry', error: text };
@@ -35,7 +39,8 @@ export const telegram: ChannelKind<TelegramConfig> = {
   lengthUnit: 'chars',
   format: formatTelegram,
   parseResult: parseTelegramResult,
-  send: (msg, config, deps) => sendHttp({ format: formatTelegram, parseResult: parseTelegramResult }, msg, config, deps),
+  send: (msg, config, deps) =>
+    sendHttp({ format: formatTelegram, parseResult: parseTelegramResult }, msg, config, deps),
 };
 
 export { callbackData, formatTelegram, telegramConfig, type TelegramConfig } from './format.js';

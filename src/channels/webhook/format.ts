@@ -44,11 +44,20 @@ export function formatWebhook(input: Message, config: WebhookConfig, ctx: Format
   if (msg.agent !== undefined) data['agent'] = msg.agent;
   // Only the page and the id: a machine receiver should not hold one-time approve links.
   if (msg.actions) data['approval'] = { id: msg.actions.approvalId, page_url: msg.actions.pageUrl };
-  const body = JSON.stringify({ type: EVENT_TYPE[msg.kind], timestamp: new Date(ctx.now).toISOString(), data });
+  const body = JSON.stringify({
+    type: EVENT_TYPE[msg.kind],
+    timestamp: new Date(ctx.now).toISOString(),
+    data,
+  });
   let signed: Record<string, string>;
   try {
     // The event id is the webhook id, so a retry keeps it and the receiver de-duplicates on it.
-    const headers = signWebhook({ id: msg.eventId, timestamp: webhookTimestamp(ctx.now), body, secrets: [requireSecret(ctx, config.secret_env)] });
+    const headers = signWebhook({
+      id: msg.eventId,
+      timestamp: webhookTimestamp(ctx.now),
+      body,
+      secrets: [requireSecret(ctx, config.secret_env)],
+    });
     signed = { ...headers };
   } catch (err) {
     if (err instanceof TypeError) throw new ChannelConfigError(`${config.secret_env}: ${err.message}`);

@@ -8,7 +8,10 @@ import { formatWebhook, WEBHOOK_TEXT_MAX_BYTES, type WebhookConfig, webhookConfi
  */
 export function parseWebhookResult(res: HttpResponse): SendResult {
   const status = classifyStatus(res);
-  if (status) return status.kind === 'dead' && res.status === 410 ? { kind: 'dead', reason: 'HTTP 410: endpoint gone' } : status;
+  if (status)
+    return status.kind === 'dead' && res.status === 410
+      ? { kind: 'dead', reason: 'HTTP 410: endpoint gone' }
+      : status;
   return { kind: 'ok' };
 }
 
@@ -20,7 +23,8 @@ export const webhook: ChannelKind<WebhookConfig> = {
   lengthUnit: 'bytes',
   format: formatWebhook,
   parseResult: parseWebhookResult,
-  send: (msg, config, deps) => sendHttp({ format: formatWebhook, parseResult: parseWebhookResult }, msg, config, deps),
+  send: (msg, config, deps) =>
+    sendHttp({ format: formatWebhook, parseResult: parseWebhookResult }, msg, config, deps),
 };
 
 export { formatWebhook, webhookConfig, type WebhookConfig };

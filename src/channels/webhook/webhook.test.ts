@@ -2,7 +2,15 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HttpRequest } from '../channel.js';
 import { approvalMessage, channelCase, NOW, sampleMessage } from '../channel.case.js';
-import { type Answer, fetchPost, json, type ReceivedRequest, type Receiver, response, startReceiver } from '../testing.js';
+import {
+  type Answer,
+  fetchPost,
+  json,
+  type ReceivedRequest,
+  type Receiver,
+  response,
+  startReceiver,
+} from '../testing.js';
 import { webhook } from './index.js';
 
 // Vector 2a's secret (signature_vectors.md): the receiver verifies with the reference library.
@@ -43,22 +51,34 @@ function consumer(seen: Set<string>) {
 describe('webhook against a Standard Webhooks consumer', () => {
   let rx: Receiver;
   afterEach(() => rx.close());
-  const config = (url: string) => webhook.configSchema.parse({ type: 'webhook', url, secret_env: 'HOOK_SECRET' });
+  const config = (url: string) =>
+    webhook.configSchema.parse({ type: 'webhook', url, secret_env: 'HOOK_SECRET' });
 
   it('signs the exact body so the reference library verifies it, with the event id as webhook-id', async () => {
     rx = await startReceiver(consumer(new Set()));
-    const res = await webhook.send(approvalMessage(), config(rx.url), { post: fetchPost, now: Date.now, secret: () => SECRET });
+    const res = await webhook.send(approvalMessage(), config(rx.url), {
+      post: fetchPost,
+      now: Date.now,
+      secret: () => SECRET,
+    });
     expect(res).toEqual({ kind: 'ok' });
     const got = rx.requests[0];
     expect(got?.headers['webhook-id']).toBe('evt_01JDZ3R5W8XK2M4N6P8Q0S2T4V');
     const body = JSON.parse(got?.body ?? '{}');
-    expect(body).toMatchObject({ type: 'agent.approval.requested', data: { approval: { id: 'apr_01JDZ3R5W8XK2M4N6P8Q0S2T4V' } } });
+    expect(body).toMatchObject({
+      type: 'agent.approval.requested',
+      data: { approval: { id: 'apr_01JDZ3R5W8XK2M4N6P8Q0S2T4V' } },
+    });
     expect(got?.body).not.toContain('one-time-approve');
   });
 
   it('is refused by the consumer when signed ten minutes in the past', async () => {
     rx = await startReceiver(consumer(new Set()));
-    const res = await webhook.send(sampleMessage(), config(rx.url), { post: fetchPost, now: () => Date.now() - 600_000, secret: () => SECRET });
+    const res = await webhook.send(sampleMessage(), config(rx.url), {
+      post: fetchPost,
+      now: () => Date.now() - 600_000,
+      secret: () => SECRET,
+    });
     expect(res).toMatchObject({ kind: 'dead', reason: expect.stringContaining('401') });
   });
 
@@ -68,6 +88,9 @@ describe('webhook against a Standard Webhooks consumer', () => {
       now: () => NOW,
       secret: () => 'not base64 !!',
     });
-    expect(res).toEqual({ kind: 'dead', reason: 'HOOK_SECRET: webhook secret is not "whsec_" followed by base64' });
+    expect(res).toEqual({
+      kind: 'dead',
+      reason: 'HOOK_SECRET: webhook secret is not "whsec_" followed by base64',
+    });
   });
 });

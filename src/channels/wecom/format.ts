@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FormatContext, HttpRequest, Message } from '../channel.js';
 import { exactlyOneUrl, JSON_HEADERS, ONE_URL, resolveUrl, urlOrEnv } from '../http.js';
-import { fit, headline, labels, contextLines, sanitize } from '../text.js';
+import { fitText, headline, labels, contextLines, sanitize } from '../text.js';
 
 export const wecomConfig = z
   .strictObject({
@@ -9,7 +9,10 @@ export const wecomConfig = z
     /** `https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=…`: the key is the only credential (no signature). */
     ...urlOrEnv,
     /** WeCom userid of the owner, mentioned (`<@userid>`) on critical messages only. */
-    mention_userid: z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/).optional(),
+    mention_userid: z
+      .string()
+      .regex(/^[A-Za-z0-9_.@-]{1,64}$/)
+      .optional(),
   })
   .refine(exactlyOneUrl, ONE_URL);
 export type WecomConfig = z.infer<typeof wecomConfig>;
@@ -30,7 +33,8 @@ export function formatWecom(input: Message, config: WecomConfig, ctx: FormatCont
   if (msg.actions) tail.push(`[${l.open}](${msg.actions.pageUrl})`);
   const mention = msg.mention && config.mention_userid ? `\n<@${config.mention_userid}>` : '';
   const room = WECOM_MARKDOWN_MAX_BYTES - Buffer.byteLength(mention);
-  const content = fit(head, msg.detail && neutralize(msg.detail), tail.join('\n'), room, 'bytes') + mention;
+  const content =
+    fitText(head, msg.detail && neutralize(msg.detail), tail.join('\n'), room, 'bytes') + mention;
   const body = { msgtype: 'markdown', markdown: { content } };
   return { url: resolveUrl(config, ctx), headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };
 }

@@ -12,7 +12,8 @@ export function parseWecomResult(res: HttpResponse): SendResult {
   const body = parseJson(res.body);
   const code = isRecord(body) ? body['errcode'] : undefined;
   if (code === 0) return { kind: 'ok' };
-  if (typeof code !== 'number') return { kind: 'dead', reason: `not a WeCom answer: ${providerText(res.body)}` };
+  if (typeof code !== 'number')
+    return { kind: 'dead', reason: `not a WeCom answer: ${providerText(res.body)}` };
   const text = `wecom errcode ${code}: ${isRecord(body) ? providerText(String(body['errmsg'] ?? '')) : ''}`;
   return RETRYABLE_CODES.has(code) ? { kind: 'retry', error: text } : { kind: 'dead', reason: text };
 }
@@ -26,7 +27,8 @@ export const wecom: ChannelKind<WecomConfig> = {
   lengthUnit: 'bytes',
   format: formatWecom,
   parseResult: parseWecomResult,
-  send: (msg, config, deps) => sendHttp({ format: formatWecom, parseResult: parseWecomResult }, msg, config, deps),
+  send: (msg, config, deps) =>
+    sendHttp({ format: formatWecom, parseResult: parseWecomResult }, msg, config, deps),
 };
 
 export { formatWecom, wecomConfig, type WecomConfig };

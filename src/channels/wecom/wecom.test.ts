@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HttpRequest } from '../channel.js';
 import { approvalMessage, channelCase, sampleMessage } from '../channel.case.js';
-import { type Answer, fetchPost, json, type ReceivedRequest, type Receiver, response, startReceiver } from '../testing.js';
+import {
+  type Answer,
+  fetchPost,
+  json,
+  type ReceivedRequest,
+  type Receiver,
+  response,
+  startReceiver,
+} from '../testing.js';
 import { wecom } from './index.js';
 
 const KEY = '693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa';
@@ -63,7 +71,10 @@ describe('WeCom against a local WeCom stand-in', () => {
   });
 
   it('removes mention tags the agent wrote itself', () => {
-    const req = wecom.format(sampleMessage({ summary: 'ping <@lisi> now' }), config, { now: 0, secret: () => 'https://q.example/' });
+    const req = wecom.format(sampleMessage({ summary: 'ping <@lisi> now' }), config, {
+      now: 0,
+      secret: () => 'https://q.example/',
+    });
     expect(content(req)).not.toContain('<@lisi>');
   });
 });
