@@ -4,6 +4,8 @@ export * from './compile.js';
 export * from './config.js';
 export * from './digest.js';
 export * from './evaluate.js';
+export * from './explain.js';
 export * from './load.js';
+export * from './policy.js';
 export * from './schemas.js';
 export * from './types.js';
