@@ -6,3 +6,4 @@ export * from './ratelimit.js';
 export * from './retry.js';
 export * from './sign.js';
 export * from './ssrf.js';
+export * from './config.js';

@@ -85,6 +85,11 @@ export function withJitter(delayMs: number, jitter: number, random: () => number
   return Math.round(delayMs * (1 + jitter * (2 * random() - 1)));
 }
 
+/** When a new delivery's first attempt is due (entry 0 of the schedule, "immediately" by default). */
+export function firstAttemptAt(policy: RetryPolicy, now: number): number {
+  return now + (policy.scheduleMs[0] ?? 0);
+}
+
 /**
  * When attempt `attempt + 1` is due after attempt `attempt` (1-based) failed at `now`, or undefined
  * when the schedule is used up. A `Retry-After` can only push the attempt later, never earlier.

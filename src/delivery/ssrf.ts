@@ -249,6 +249,9 @@ export async function checkUrl(input: string | URL, policy: EgressPolicy): Promi
   } catch {
     return blocked('invalid_url', 'not an absolute URL');
   }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return blocked('scheme', `scheme ${url.protocol} is not http or https`);
+  }
   if (url.username !== '' || url.password !== '') {
     return blocked('userinfo', `credentials in the URL of ${normalizeHost(url.hostname)} are refused`);
   }
