@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SmtpMail } from '../channel.js';
 import { approvalMessage, channelCase, NOW, sampleMessage } from '../channel.case.js';
@@ -37,17 +39,22 @@ interface Received {
  * A tiny SMTP server that holds the client to RFC 5321's order (EHLO before MAIL, MAIL before
  * RCPT, a recipient before DATA), checks AUTH PLAIN, un-dot-stuffs DATA and stores the message.
  */
+const CERT = readFileSync(new URL('./fixtures/test-cert.pem', import.meta.url));
+const KEY = readFileSync(new URL('./fixtures/test-key.pem', import.meta.url));
+
 function smtpServer(opts: { auth?: { user: string; pass: string }; greylist?: boolean; starttls?: boolean }) {
   const inbox: Received[] = [];
-  const server: Server = createServer((sock: Socket) => {
+  const server: Server = createServer((plain: Socket) => {
+    let sock: Socket = plain;
     let buf = '';
     let state: 'start' | 'ehlo' | 'mail' | 'rcpt' | 'data' = 'start';
     let authed: string | undefined;
+    let tls = false;
     let cur: Received = { from: '', to: [], data: '', authed: undefined };
     const dataLines: string[] = [];
     const say = (line: string) => sock.write(`${line}\r\n`);
     say('220 localhost ESMTP test');
-    sock.on('data', (chunk) => {
+    const onData = (chunk: Buffer) => {
       buf += chunk.toString('utf8');
       let i = buf.indexOf('\r\n');
       while (i >= 0) {
@@ -68,16 +75,27 @@ function smtpServer(opts: { auth?: { user: string; pass: string }; greylist?: bo
           case 'EHLO':
             state = 'ehlo';
             say('250-localhost');
-            if (opts.starttls) say('250-STARTTLS');
+            if (opts.starttls && !tls) say('250-STARTTLS');
             say('250-AUTH PLAIN LOGIN');
             say('250 8BITMIME');
+            break;
+          case 'STARTTLS':
+            say('220 2.0.0 Ready to start TLS');
+            plain.off('data', onData);
+            sock = new TLSSocket(plain, { isServer: true, cert: CERT, key: KEY });
+            sock.on('data', onData);
+            tls = true;
+            state = 'start'; // RFC 3207: forget everything said before the handshake
+            authed = undefined;
             break;
           case 'AUTH': {
             const [, mech, token] = line.split(' ');
             const [, u, p] = Buffer.from(token ?? '', 'base64')
               .toString('utf8')
               .split('\0');
-            if (mech === 'PLAIN' && u === opts.auth?.user && p === opts.auth?.pass) {
+            if (opts.starttls && !tls)
+              say('538 5.7.11 Encryption required for requested authentication mechanism');
+            else if (mech === 'PLAIN' && u === opts.auth?.user && p === opts.auth?.pass) {
               authed = u;
               say('235 2.7.0 Authentication successful');
             } else say('535 5.7.8 Authentication credentials invalid');
@@ -120,7 +138,8 @@ function smtpServer(opts: { auth?: { user: string; pass: string }; greylist?: bo
             say('502 5.5.2 Error: command not recognized');
         }
       }
-    });
+    };
+    plain.on('data', onData);
   });
   return {
     inbox,
@@ -143,7 +162,7 @@ describe('email over SMTP against a local SMTP server', () => {
     post: noPost,
     now: () => NOW,
     secret: (e: string) => secrets[e],
-    smtp: createSmtpTransport(5000),
+    smtp: createSmtpTransport({ timeoutMs: 5000 }),
   };
   const config = (port: number, extra: Record<string, unknown> = {}) =>
     email.configSchema.parse({
@@ -213,9 +232,21 @@ describe('email over SMTP against a local SMTP server', () => {
       starttls: 'never',
       heloName: 'test',
     };
-    expect((await createSmtpTransport(5000)(mail, () => undefined)).code).toBe(250);
+    expect((await createSmtpTransport({ timeoutMs: 5000 })(mail, () => undefined)).code).toBe(250);
     expect(srv.inbox[0]?.data).toBe(data);
     expect(dotStuff('.a\r\nb')).toBe('..a\r\nb\r\n.\r\n');
+  });
+
+  it('upgrades with STARTTLS, checks the certificate, then authenticates inside TLS', async () => {
+    srv = smtpServer({ starttls: true, auth: { user: 'bot', pass: 'p@ss wörd' } });
+    const port = await srv.start();
+    const cfg = config(port, { starttls: 'required', username_env: 'SMTP_USER', password_env: 'SMTP_PASS' });
+    const trusted = { ...deps, smtp: createSmtpTransport({ timeoutMs: 5000, ca: CERT }) };
+    expect(await email.send(sampleMessage(), cfg, trusted)).toEqual({ kind: 'ok', providerId: 'Q1' });
+    expect(srv.inbox[0]?.authed).toBe('bot');
+    // Without the test CA the self-signed certificate is refused and nothing is sent.
+    expect((await email.send(sampleMessage(), cfg, deps)).kind).toBe('retry');
+    expect(srv.inbox).toHaveLength(1);
   });
 
   it('refuses to send when STARTTLS is required and the server does not offer it', async () => {

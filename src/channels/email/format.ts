@@ -62,7 +62,8 @@ export function formatEmail(input: Message, config: EmailConfig, ctx: FormatCont
   const text = plainText(msg, EMAIL_TEXT_MAX_BYTES, 'bytes');
   const headers = [
     `From: <${config.from}>`,
-    `To: ${config.to.map((t) => `<${t}>`).join(', ')}`,
+    // Folded, one address a line: RFC 5322 caps a line at 998 characters.
+    `To: ${config.to.map((t) => `<${t}>`).join(',\r\n ')}`,
     `Subject: ${encodeHeader(subject)}`,
     `Date: ${rfc5322Date(ctx.now)}`,
     // The event id makes the Message-ID stable across retries, so a mail client shows one copy.

@@ -1,4 +1,4 @@
-import { connect as netConnect, type Socket } from 'node:net';
+import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import type { SmtpMail, SmtpReply, SmtpTransport } from '../channel.js';
 
@@ -105,9 +105,11 @@ function open(host: string, port: number, timeoutMs: number): Promise<Socket> {
   });
 }
 
-function upgrade(socket: Socket, servername: string, timeoutMs: number): Promise<Socket> {
+function upgrade(socket: Socket, host: string, timeoutMs: number, ca: SmtpOptions['ca']): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const secure = tlsConnect({ socket, servername }, () => {
+    // SNI carries names only; the certificate is still checked against an IP host.
+    const servername = isIP(host) ? '' : host;
+    const secure = tlsConnect({ socket, host, servername, ...(ca ? { ca } : {}) }, () => {
       secure.off('error', reject);
       resolve(secure);
     });
@@ -118,13 +120,20 @@ function upgrade(socket: Socket, servername: string, timeoutMs: number): Promise
   });
 }
 
-export function createSmtpTransport(timeoutMs = SMTP_TIMEOUT_MS): SmtpTransport {
+export interface SmtpOptions {
+  timeoutMs?: number;
+  /** Extra trusted CA certificates (PEM), for a relay with a private CA; the system store is the default. */
+  ca?: string | Buffer | (string | Buffer)[];
+}
+
+export function createSmtpTransport(opts: SmtpOptions = {}): SmtpTransport {
+  const timeoutMs = opts.timeoutMs ?? SMTP_TIMEOUT_MS;
   return async (mail, secret) => {
     let conn = attach(await open(mail.host, mail.port, timeoutMs));
     try {
       return await transact(mail, secret, conn, async () => {
         conn.detach();
-        conn = attach(await upgrade(conn.socket, mail.host, timeoutMs));
+        conn = attach(await upgrade(conn.socket, mail.host, timeoutMs, opts.ca));
         return conn;
       });
     } finally {
