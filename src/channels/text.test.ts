@@ -8,6 +8,10 @@ describe('stripMassMentions', () => {
     expect(stripMassMentions(text)).toBe('a  b  c  d  e  f  g  h ');
   });
 
+  it('does not rebuild a mass mention out of the pieces it removed', () => {
+    expect(stripMassMentions('@<!here>all and <!<!here>channel>')).toBe(' and ');
+  });
+
   it('keeps mentions of people whose names start like a mass mention', () => {
     expect(stripMassMentions('ask @alice, @allison and @hereford')).toBe(
       'ask @alice, @allison and @hereford',

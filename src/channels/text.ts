@@ -68,8 +68,12 @@ const MASS_MENTIONS: RegExp[] = [
 
 /** Removes room-wide mentions; a mention of the owner is added by the channel from config only. */
 export function stripMassMentions(text: string): string {
+  // Repeat until nothing changes: removing `@all` from `@@allall` must not leave a fresh `@all`.
   let out = text;
-  for (const re of MASS_MENTIONS) out = out.replace(re, '');
+  for (let before = ''; before !== out; ) {
+    before = out;
+    for (const re of MASS_MENTIONS) out = out.replace(re, '');
+  }
   return out;
 }
 
