@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDeepStrictEqual as isEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { Decision, NativeReply, RuntimeAdapter } from './runtime.js';
 
@@ -101,6 +102,30 @@ export function runtimeCase(adapter: RuntimeAdapter, options: RuntimeCaseOptions
           expect(deny).not.toEqual(adapter.neutralReply());
         });
       }
+    }
+
+    for (const { name, payload } of fixtures.filter((f) => adapter.normalize(f.payload).intent)) {
+      it(`names the approval id on ${name}, or leaves the runtime's own prompt up`, () => {
+        const n = adapter.normalize(payload);
+        const reply = adapter.reply(n, SAMPLE_DECISIONS.require_approval);
+        if (isEqual(reply, adapter.neutralReply())) return;
+        const text = reply.stdout + reply.stderr + JSON.stringify(reply.httpBody ?? '');
+        expect(text).toContain(SAMPLE_DECISIONS.require_approval.approval_id);
+      });
+
+      it(`never lets ${name} run on a modify without input, and says so on a defer`, () => {
+        const n = adapter.normalize(payload);
+        const broken = adapter.reply(n, { decision: 'modify', reason_code: 'BROKEN' });
+        expect(broken).not.toEqual(adapter.reply(n, SAMPLE_DECISIONS.allow));
+        const deferred = adapter.reply(n, SAMPLE_DECISIONS.defer);
+        expect(deferred.stdout + deferred.stderr).toMatch(/defer/);
+      });
+
+      it(`exits 0 or 2 on ${name}, the only codes a blocking hook is documented to use`, () => {
+        const n = adapter.normalize(payload);
+        for (const d of Object.values(SAMPLE_DECISIONS))
+          expect([0, 2]).toContain(adapter.reply(n, d).exitCode);
+      });
     }
 
     it('keeps an unknown event as agent.runtime.unrecognized and answers it neutrally', () => {
