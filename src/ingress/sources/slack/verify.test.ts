@@ -92,6 +92,14 @@ describe('slack specifics', () => {
     });
   });
 
+  it('answers ssl_check with an empty 200 once signed', () => {
+    const body = 'ssl_check=1&token=legacy';
+    expect(source.verify(request(now, body, sign(secret, now, body), now))).toEqual({
+      kind: 'challenge',
+      response: { status: 200, body: '' },
+    });
+  });
+
   it('reads interactivity payloads from the form field `payload`', () => {
     const inner = {
       type: 'block_actions',
