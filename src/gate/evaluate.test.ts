@@ -371,3 +371,28 @@ describe('mergePatch', () => {
     });
   });
 });
+
+describe('the examples in docs/policy.md', () => {
+  const p = compileYaml(
+    [
+      'rules:',
+      '  - { id: no-force-push, when: \'tool == "Bash" && input.command.contains("push --force")\', decision: deny, reason_code: FORCE_PUSH }',
+      '  - { id: no-background, match: { tools: [Bash] }, decision: modify, reason_code: NO_BACKGROUND,',
+      '      input: { run_in_background: null, timeout: 600000 } }',
+      '  - { id: tf-plan, match: { tools: [Bash] }, when: \'input.command.startsWith("terraform apply")\',',
+      '      decision: modify, reason_code: TF_DRY_RUN, priority: 1,',
+      '      input_expr: \'{"command": "terraform plan" + input.command.substring(15)}\' }',
+    ].join('\n'),
+  );
+
+  it('work as documented', () => {
+    expect(evaluate(p, bash('git push --force')).reason_code).toBe('FORCE_PUSH');
+    expect(evaluate(p, bash('ls', { input: { command: 'ls', run_in_background: true } })).input).toEqual({
+      command: 'ls',
+      timeout: 600000,
+    });
+    expect(evaluate(p, bash('terraform apply -auto-approve')).input).toEqual({
+      command: 'terraform plan -auto-approve',
+    });
+  });
+});
