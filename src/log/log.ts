@@ -48,6 +48,10 @@ export class EventLog {
         throw new AppError('validation_failed', `envelope ${env.type} is invalid`, problems);
       }
     }
+    if ((db ?? this.db).dialect === 'postgres') {
+      await this.appendPostgres(envelopes, now, db ?? this.db);
+      return envelopes;
+    }
     const write = async (tx: Db) => {
       const head = (await tx.query<{ seq: number; hash: string }>(q.lockHead(tx.dialect)))[0];
       if (!head) throw new Error('log_head row is missing: the store was not migrated');
@@ -86,6 +90,36 @@ export class EventLog {
       this.notify();
     }
     return envelopes;
+  }
+
+  private async appendPostgres(envelopes: Envelope[], now: number, db: Db): Promise<void> {
+    const one = async (port: Db, env: Envelope) => {
+      const rows = await port.query(
+        q.appendPg({
+          eventId: env.event_id,
+          type: env.type,
+          occurredAt: env.occurred_at,
+          tenantId: env.tenant_id,
+          correlationId: env.correlation_id,
+          causationId: env.causation_id,
+          taskId: env.execution.task_id,
+          sessionId: env.execution.session_id,
+          body: canonicalJson(env),
+          recordedAt: now,
+          topic: BUS_TOPIC,
+        }),
+      );
+      if (rows.length !== 1) throw new Error('log_head row is missing: the store was not migrated');
+    };
+    if (envelopes.length === 1 || db.inTransaction) {
+      // One statement is atomic on its own; inside a caller's transaction it simply joins it.
+      for (const env of envelopes) await one(db, env);
+    } else {
+      await db.tx(async (tx) => {
+        for (const env of envelopes) await one(tx, env);
+      });
+    }
+    if (!db.inTransaction) this.notify();
   }
 
   /** Wakes listeners; a caller that appended inside its own transaction calls this after commit. */

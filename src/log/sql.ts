@@ -46,6 +46,50 @@ export function insertEvent(row: {
   };
 }
 
+/**
+ * PostgreSQL: the whole append (lock the head, hash, insert the event and its outbox row, move the head)
+ * as one statement, so an append outside a caller's transaction costs one round trip. The hash is
+ * computed by the server with the same formula as `linkHash`: sha256(prev_hash || '\n' || body).
+ */
+export function appendPg(row: {
+  eventId: string;
+  type: string;
+  occurredAt: string;
+  tenantId: string;
+  correlationId: string;
+  causationId: string | null;
+  taskId: string | null;
+  sessionId: string | null;
+  body: string;
+  recordedAt: number;
+  topic: string;
+}): Sql {
+  return {
+    text: `WITH h AS (SELECT seq, hash FROM log_head WHERE id = 1 FOR UPDATE),
+      n AS (SELECT h.seq + 1 AS seq, h.hash AS prev,
+                   encode(sha256(convert_to(h.hash || E'\n' || $9::text, 'UTF8')), 'hex') AS hash FROM h),
+      ins AS (INSERT INTO events (seq, event_id, type, occurred_at, tenant_id, correlation_id, causation_id, task_id, session_id, body, prev_hash, hash, recorded_at)
+              SELECT n.seq, $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, n.prev, n.hash, $10::bigint FROM n
+              RETURNING seq, hash),
+      ob AS (INSERT INTO outbox (event_id, topic, correlation_id, status, attempts, available_at, created_at)
+             VALUES ($1::text, $11::text, $5::text, 'pending', 0, $10::bigint, $10::bigint))
+      UPDATE log_head SET seq = ins.seq, hash = ins.hash FROM ins WHERE log_head.id = 1 RETURNING log_head.seq`,
+    values: [
+      row.eventId,
+      row.type,
+      row.occurredAt,
+      row.tenantId,
+      row.correlationId,
+      row.causationId,
+      row.taskId,
+      row.sessionId,
+      row.body,
+      row.recordedAt,
+      row.topic,
+    ],
+  };
+}
+
 export function updateHead(seq: number, hash: string): Sql {
   return { text: 'UPDATE log_head SET seq = $1, hash = $2 WHERE id = 1', values: [seq, hash] };
 }

@@ -1,0 +1,22 @@
+import { cpus } from 'node:os';
+import { benchAppend, benchIdleMemory } from './core.js';
+
+/**
+ * `npm run bench`: every performance goal of the project, each printed beside a bare baseline
+ * measured in the same run on the same machine. Figures, not assertions: nothing here fails a build.
+ */
+const SECTIONS: Record<string, () => Promise<string[]>> = {
+  append: benchAppend,
+  memory: benchIdleMemory,
+};
+
+const only = process.argv.slice(2);
+console.log(`switchboard bench — node ${process.version}, ${cpus().length} cores, ${new Date().toISOString()}`);
+for (const [name, run] of Object.entries(SECTIONS)) {
+  if (only.length > 0 && !only.includes(name)) continue;
+  try {
+    for (const l of await run()) console.log(l);
+  } catch (err) {
+    console.log(`${name}: failed: ${(err as Error).stack}`);
+  }
+}
