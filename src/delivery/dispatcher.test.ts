@@ -1,5 +1,5 @@
 import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, type Socket, createServer as createNetServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGuardedDispatcher } from './dispatcher.js';
 import { sendOnce } from './http.js';
@@ -115,5 +115,40 @@ describe('the guarded dispatcher', () => {
     expect(r).toMatchObject({ sent: true, status: 302 });
     expect(hits).toBe(before + 1);
     expect(await checkUrl(r.headers?.location ?? '', policy)).toMatchObject({ kind: 'blocked' });
+  });
+
+  it('applies the connect-time lookup to https as well', async () => {
+    let lookups = 0;
+    const rebinding: Resolver = async () => {
+      lookups += 1;
+      return [{ address: lookups === 1 ? '93.184.216.34' : '127.0.0.1', family: 4 }];
+    };
+    const policy = compileEgressPolicy([], { resolve: rebinding });
+    const url = `https://rebind.example.com:${port}/`;
+    expect((await checkUrl(url, policy)).kind).toBe('allowed');
+    const r = await post(url, policy);
+    expect(r).toMatchObject({ sent: false, error: 'blocked', blocked: { reason: 'private_address' } });
+  });
+
+  it('dials the resolved address over https for a listed name', async () => {
+    const held: Socket[] = [];
+    const tcp = createNetServer((s) => held.push(s));
+    await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
+    const tcpPort = (tcp.address() as AddressInfo).port;
+    const resolve: Resolver = async () => [{ address: '127.0.0.1', family: 4 }];
+    const dispatcher = createGuardedDispatcher(compileEgressPolicy(['receiver.internal'], { resolve }));
+    const r = await sendOnce({
+      url: `https://receiver.internal:${tcpPort}/`,
+      body: '{}',
+      headers: {},
+      dispatcher,
+      timeoutMs: 300,
+    });
+    for (const s of held) s.destroy();
+    await dispatcher.close();
+    await new Promise<void>((done) => tcp.close(() => done()));
+    // The TLS handshake never finishes (the peer says nothing), but the connection reached it.
+    expect(r).toMatchObject({ sent: false, error: 'timeout' });
+    expect(held.length).toBe(1);
   });
 });
