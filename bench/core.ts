@@ -12,7 +12,12 @@ import { alternate, fmt, line, rate } from './stats.js';
 
 const PG_URL = process.env.SWITCHBOARD_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DEFAULTS = { tenant_id: 'bench', environment: 'bench' };
-const sample = () => ({ type: 'agent.tool.requested' as const, correlation_id: 'bench', subject: { tool: 'Bash', action: 'exec', resource_ref: 'repo://x' }, redacted_summary: { cwd: 'project', tool: 'Bash' } });
+const sample = () => ({
+  type: 'agent.tool.requested' as const,
+  correlation_id: 'bench',
+  subject: { tool: 'Bash', action: 'exec', resource_ref: 'repo://x' },
+  redacted_summary: { cwd: 'project', tool: 'Bash' },
+});
 const BODY = canonicalJson(buildEnvelope(sample(), DEFAULTS));
 
 /**
@@ -36,7 +41,9 @@ export async function benchAppend(): Promise<string[]> {
       () => rate(n, () => log.append(sample())),
     );
     out.push(line('SQLite (WAL, synchronous=FULL) bare INSERT', fmt(bare)));
-    out.push(line('SQLite append event + outbox', fmt(ours), `ratio ${(ours / bare).toFixed(2)} (target ≥ 0.70)`));
+    out.push(
+      line('SQLite append event + outbox', fmt(ours), `ratio ${(ours / bare).toFixed(2)} (target ≥ 0.70)`),
+    );
     await db.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -64,7 +71,13 @@ export async function benchAppend(): Promise<string[]> {
     );
     await client.end();
     out.push(line('PostgreSQL bare INSERT', fmt(bare)));
-    out.push(line('PostgreSQL append event + outbox', fmt(ours), `ratio ${(ours / bare).toFixed(2)} (target ≥ 0.70)`));
+    out.push(
+      line(
+        'PostgreSQL append event + outbox',
+        fmt(ours),
+        `ratio ${(ours / bare).toFixed(2)} (target ≥ 0.70)`,
+      ),
+    );
   } catch (err) {
     out.push(line('PostgreSQL', 'skipped', `unreachable: ${(err as Error).message}`));
   } finally {
@@ -80,12 +93,19 @@ export async function benchAppend(): Promise<string[]> {
 export async function benchIdleMemory(): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'sb-idle-'));
   const cli = new URL('../../dist/cli/main.js', import.meta.url).pathname;
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0'], { cwd: dir, env: { PATH: process.env.PATH, SWITCHBOARD_LOG_LEVEL: 'warn' }, stdio: 'ignore' });
+  const child = spawn(process.execPath, [cli, 'serve', '--port', '0'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, SWITCHBOARD_LOG_LEVEL: 'warn' },
+    stdio: 'ignore',
+  });
   try {
     await new Promise((r) => setTimeout(r, 3000));
     const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
     const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
-    return ['core: idle server memory', line('RSS of idle `switchboard serve` (SQLite)', `${fmt(kb / 1024, 1)} MB`, 'target < 120 MB')];
+    return [
+      'core: idle server memory',
+      line('RSS of idle `switchboard serve` (SQLite)', `${fmt(kb / 1024, 1)} MB`, 'target < 120 MB'),
+    ];
   } finally {
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });

@@ -11,7 +11,9 @@ const SECTIONS: Record<string, () => Promise<string[]>> = {
 };
 
 const only = process.argv.slice(2);
-console.log(`switchboard bench — node ${process.version}, ${cpus().length} cores, ${new Date().toISOString()}`);
+console.log(
+  `switchboard bench — node ${process.version}, ${cpus().length} cores, ${new Date().toISOString()}`,
+);
 for (const [name, run] of Object.entries(SECTIONS)) {
   if (only.length > 0 && !only.includes(name)) continue;
   try {

@@ -27,7 +27,11 @@ export async function rate(n: number, fn: (i: number) => Promise<unknown> | unkn
 }
 
 /** Best of `rounds` alternating runs of a and b, so drift on a shared machine hits both alike. */
-export async function alternate(rounds: number, a: () => Promise<number>, b: () => Promise<number>): Promise<[number, number]> {
+export async function alternate(
+  rounds: number,
+  a: () => Promise<number>,
+  b: () => Promise<number>,
+): Promise<[number, number]> {
   let bestA = 0;
   let bestB = 0;
   for (let r = 0; r < rounds; r++) {

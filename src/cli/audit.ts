@@ -6,7 +6,9 @@ export async function verify(opts: { config?: string }): Promise<void> {
   try {
     const result = await verifyChain(db);
     if (result.ok) {
-      process.stdout.write(`ok: ${result.count} events, chain intact; head #${result.headSeq} sha256:${result.headHash}\n`);
+      process.stdout.write(
+        `ok: ${result.count} events, chain intact; head #${result.headSeq} sha256:${result.headHash}\n`,
+      );
       return;
     }
     const bad = result.firstBad;

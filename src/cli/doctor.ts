@@ -19,7 +19,9 @@ export async function run(opts: { config?: string }): Promise<void> {
   const { config } = loaded;
   ok(`config valid (${loaded.source})`);
 
-  const store = config.store.database_url ? `PostgreSQL ${redactUrl(config.store.database_url)}` : `SQLite in ${resolve(config.data_dir)}`;
+  const store = config.store.database_url
+    ? `PostgreSQL ${redactUrl(config.store.database_url)}`
+    : `SQLite in ${resolve(config.data_dir)}`;
   try {
     const db = await openCliStore(loaded);
     try {
@@ -33,19 +35,32 @@ export async function run(opts: { config?: string }): Promise<void> {
 
   const vaultEnv = process.env[config.vault.key_env];
   if (vaultEnv) ok(`vault key from $${config.vault.key_env}`);
-  else if (config.store.database_url) warn(`vault key from ${resolve(config.data_dir, 'vault.key')}: replicas sharing PostgreSQL must share one key; set $${config.vault.key_env}`);
-  else ok(`vault key file ${resolve(config.data_dir, 'vault.key')}${existsSync(resolve(config.data_dir, 'vault.key')) ? '' : ' (created on first start)'}`);
+  else if (config.store.database_url)
+    warn(
+      `vault key from ${resolve(config.data_dir, 'vault.key')}: replicas sharing PostgreSQL must share one key; set $${config.vault.key_env}`,
+    );
+  else
+    ok(
+      `vault key file ${resolve(config.data_dir, 'vault.key')}${existsSync(resolve(config.data_dir, 'vault.key')) ? '' : ' (created on first start)'}`,
+    );
 
-  if (config.auth.keys.length === 0) warn('no API keys configured: every /v1 request will get 401 (add auth.keys, see docs/config.md)');
+  if (config.auth.keys.length === 0)
+    warn('no API keys configured: every /v1 request will get 401 (add auth.keys, see docs/config.md)');
   for (const k of config.auth.keys) {
     if (k.key_env && !process.env[k.key_env]) bad(`key ${k.name} (${k.role}): $${k.key_env} is not set`);
     else ok(`key ${k.name} (${k.role})`);
   }
   const channels = Object.entries(config.channels);
-  lines.push(`info  channels: ${channels.length ? channels.map(([n, c]) => `${n} (${c.type})`).join(', ') : 'none'}`);
+  lines.push(
+    `info  channels: ${channels.length ? channels.map(([n, c]) => `${n} (${c.type})`).join(', ') : 'none'}`,
+  );
   const sources = Object.entries(config.sources);
-  lines.push(`info  sources: ${sources.length ? sources.map(([n, s]) => `${n} (${s.type}) → POST /v1/ingress/${n}`).join(', ') : 'none'}`);
-  lines.push(`info  listen: http://${config.server.host}:${config.server.port}${config.server.public_url ? `, public ${config.server.public_url}` : ''}`);
+  lines.push(
+    `info  sources: ${sources.length ? sources.map(([n, s]) => `${n} (${s.type}) → POST /v1/ingress/${n}`).join(', ') : 'none'}`,
+  );
+  lines.push(
+    `info  listen: http://${config.server.host}:${config.server.port}${config.server.public_url ? `, public ${config.server.public_url}` : ''}`,
+  );
 
   process.stdout.write(`${lines.join('\n')}\n`);
   if (problems > 0) {

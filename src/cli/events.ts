@@ -18,17 +18,26 @@ export async function tail(opts: TailOptions): Promise<void> {
   const n = Number(opts.lines);
   if (!Number.isInteger(n) || n < 0) throw new Error(`--lines must be a whole number, got ${opts.lines}`);
   const db = await openCliStore(loaded);
-  const log = new EventLog(db, { tenant_id: loaded.config.tenant.id, environment: loaded.config.tenant.environment });
+  const log = new EventLog(db, {
+    tenant_id: loaded.config.tenant.id,
+    environment: loaded.config.tenant.environment,
+  });
   const filter = {
     ...(opts.type ? { type: opts.type } : {}),
     ...(opts.task ? { taskId: opts.task } : {}),
     ...(opts.correlation ? { correlationId: opts.correlation } : {}),
   };
   const head = await db.query<{ seq: number }>({ text: 'SELECT seq FROM log_head WHERE id = 1' });
-  let after = Math.max(0, Number(head[0]?.seq ?? 0) - (opts.type || opts.task || opts.correlation ? 100_000 : n));
+  let after = Math.max(
+    0,
+    Number(head[0]?.seq ?? 0) - (opts.type || opts.task || opts.correlation ? 100_000 : n),
+  );
   const print = (seq: number, e: Envelope) => {
     if (opts.json) process.stdout.write(`${JSON.stringify({ seq, ...e })}\n`);
-    else process.stdout.write(`${String(seq).padStart(6)} ${e.occurred_at} ${e.type.padEnd(32)} ${e.execution.task_id ?? '-'} ${summary(e)}\n`);
+    else
+      process.stdout.write(
+        `${String(seq).padStart(6)} ${e.occurred_at} ${e.type.padEnd(32)} ${e.execution.task_id ?? '-'} ${summary(e)}\n`,
+      );
   };
   const page = async () => {
     const events = await log.list({ ...filter, afterSeq: after, limit: 1000 });

@@ -13,7 +13,10 @@ const program = new Command()
 program
   .command('serve')
   .description('start the gateway (SQLite in the data dir unless SWITCHBOARD_DATABASE_URL is set)')
-  .option('-c, --config <path>', 'config file (default: $SWITCHBOARD_CONFIG, else ./switchboard.yaml if present)')
+  .option(
+    '-c, --config <path>',
+    'config file (default: $SWITCHBOARD_CONFIG, else ./switchboard.yaml if present)',
+  )
   .option('--host <host>', 'listen address (overrides server.host and SWITCHBOARD_HOST)')
   .option('--port <port>', 'listen port (overrides server.port and SWITCHBOARD_PORT)')
   .action(async (opts) => (await import('./serve.js')).run(opts));

@@ -3,7 +3,13 @@
  * apart by name, not instanceof, so `--help` and the hook bridge do not load the config module.
  */
 export function fail(err: unknown): never {
-  const e = err as { name?: string; message?: string; source?: string; problems?: { path: string; message: string }[]; cause?: unknown };
+  const e = err as {
+    name?: string;
+    message?: string;
+    source?: string;
+    problems?: { path: string; message: string }[];
+    cause?: unknown;
+  };
   if (e?.name === 'ConfigError' && Array.isArray(e.problems)) {
     process.stderr.write(`switchboard: invalid config (${e.source}):\n`);
     for (const p of e.problems) process.stderr.write(`  ${p.path}: ${p.message}\n`);

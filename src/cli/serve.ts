@@ -7,7 +7,8 @@ export async function run(opts: { config?: string; host?: string; port?: string 
   if (opts.host) config.server.host = opts.host;
   if (opts.port) {
     const port = Number(opts.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a port number, got ${opts.port}`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new Error(`--port must be a port number, got ${opts.port}`);
     config.server.port = port;
   }
   const server = await startServer(config, { configSource: loaded.source });

@@ -46,7 +46,11 @@ describe('config', () => {
     const path = file('server: { port: 9000 }\n');
     const { config } = loadConfig({
       path,
-      env: { SWITCHBOARD_PORT: '9100', SWITCHBOARD_DATABASE_URL: 'postgres://x@127.0.0.1/y', SWITCHBOARD_DATA_DIR: '/tmp/sb' },
+      env: {
+        SWITCHBOARD_PORT: '9100',
+        SWITCHBOARD_DATABASE_URL: 'postgres://x@127.0.0.1/y',
+        SWITCHBOARD_DATA_DIR: '/tmp/sb',
+      },
     });
     expect(config.server.port).toBe(9100);
     expect(config.store.database_url).toBe('postgres://x@127.0.0.1/y');
@@ -60,7 +64,12 @@ describe('config', () => {
   });
 
   it('explains a wrong type and a wrong enum value with the key path', () => {
-    const found = problems(() => parseConfig({ server: { port: 'eighty' }, auth: { keys: [{ name: 'a', role: 'root', key_env: 'X' }] } }));
+    const found = problems(() =>
+      parseConfig({
+        server: { port: 'eighty' },
+        auth: { keys: [{ name: 'a', role: 'root', key_env: 'X' }] },
+      }),
+    );
     expect(found).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ path: 'server.port' }),
@@ -71,7 +80,10 @@ describe('config', () => {
 
   it('requires exactly one of key_env and key for an API key', () => {
     const found = problems(() => parseConfig({ auth: { keys: [{ name: 'a', role: 'agent' }] } }));
-    expect(found[0]).toMatchObject({ path: 'auth.keys[0]', message: expect.stringContaining('exactly one of key_env') });
+    expect(found[0]).toMatchObject({
+      path: 'auth.keys[0]',
+      message: expect.stringContaining('exactly one of key_env'),
+    });
   });
 
   it('reports YAML syntax errors with their line', () => {
@@ -90,7 +102,15 @@ describe('config', () => {
       expect(doc).toContain(`\`${env}\``);
       expect(doc).toContain(`\`${path.join('.')}\``);
     }
-    for (const key of ['server.body_limit_bytes', 'store.sqlite_synchronous', 'vault.key_env', 'vault.retention_days', 'auth.keys', 'tenant.id', 'egress.allow']) {
+    for (const key of [
+      'server.body_limit_bytes',
+      'store.sqlite_synchronous',
+      'vault.key_env',
+      'vault.retention_days',
+      'auth.keys',
+      'tenant.id',
+      'egress.allow',
+    ]) {
       expect(doc).toContain(`\`${key}\``);
     }
   });

@@ -15,7 +15,9 @@ export class ConfigError extends Error {
     readonly source: string,
     readonly problems: ConfigProblem[],
   ) {
-    super(`${source}: ${problems.length} problem${problems.length === 1 ? '' : 's'}\n${problems.map((p) => `  ${p.path}: ${p.message}`).join('\n')}`);
+    super(
+      `${source}: ${problems.length} problem${problems.length === 1 ? '' : 's'}\n${problems.map((p) => `  ${p.path}: ${p.message}`).join('\n')}`,
+    );
     this.name = 'ConfigError';
   }
 }
@@ -37,14 +39,21 @@ export function configPath(env: NodeJS.ProcessEnv = process.env, cwd = process.c
 }
 
 /** Defaults → file → env, validated once. Throws ConfigError listing every problem. */
-export function loadConfig(opts: { path?: string | undefined; env?: NodeJS.ProcessEnv; checks?: ConfigCheck[] } = {}): LoadedConfig {
+export function loadConfig(
+  opts: { path?: string | undefined; env?: NodeJS.ProcessEnv; checks?: ConfigCheck[] } = {},
+): LoadedConfig {
   const env = opts.env ?? process.env;
   const path = opts.path;
   let raw: Record<string, unknown> = {};
   const source = path ?? 'built-in defaults';
   if (path) {
     if (!existsSync(path)) {
-      throw new ConfigError(path, [{ path: '(file)', message: 'not found; create one with `switchboard init` or unset SWITCHBOARD_CONFIG' }]);
+      throw new ConfigError(path, [
+        {
+          path: '(file)',
+          message: 'not found; create one with `switchboard init` or unset SWITCHBOARD_CONFIG',
+        },
+      ]);
     }
     raw = parseYaml(readFileSync(path, 'utf8'), path);
   }
@@ -73,14 +82,18 @@ function parseYaml(text: string, path: string): Record<string, unknown> {
   const value = doc.toJS() as unknown;
   if (value === null || value === undefined) return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new ConfigError(path, [{ path: '(root)', message: 'the config must be a YAML mapping (key: value pairs)' }]);
+    throw new ConfigError(path, [
+      { path: '(root)', message: 'the config must be a YAML mapping (key: value pairs)' },
+    ]);
   }
   return value as Record<string, unknown>;
 }
 
 function keyPath(path: readonly PropertyKey[]): string {
   if (path.length === 0) return '(root)';
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
+  return path
+    .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
+    .join('');
 }
 
 export function describeIssues(issues: readonly z.core.$ZodIssue[]): ConfigProblem[] {
@@ -92,11 +105,17 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[]): ConfigProbl
       }));
     }
     if (issue.code === 'invalid_type') {
-      const got = issue.input === undefined ? 'nothing' : Array.isArray(issue.input) ? 'a list' : typeof issue.input;
+      const got =
+        issue.input === undefined ? 'nothing' : Array.isArray(issue.input) ? 'a list' : typeof issue.input;
       return [{ path: keyPath(issue.path), message: `expected ${issue.expected}, got ${got}` }];
     }
     if (issue.code === 'invalid_value') {
-      return [{ path: keyPath(issue.path), message: `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}` }];
+      return [
+        {
+          path: keyPath(issue.path),
+          message: `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`,
+        },
+      ];
     }
     return [{ path: keyPath(issue.path), message: issue.message }];
   });

@@ -11,7 +11,9 @@ export const DEFAULT_PORT = 8787;
  * push payloads over 1 MiB are rare), and small enough that a flood of big bodies cannot exhaust memory. */
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
 
-const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name like MY_SECRET');
+const envName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name like MY_SECRET');
 
 export const apiKeySchema = z
   .strictObject({
@@ -31,7 +33,12 @@ const serverSchema = z.strictObject({
   port: z.coerce.number().int().min(0).max(65535).default(DEFAULT_PORT),
   /** Where a phone reaches this gateway: approval links and buttons point here. */
   public_url: z.url().optional(),
-  body_limit_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(DEFAULT_BODY_LIMIT_BYTES),
+  body_limit_bytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(DEFAULT_BODY_LIMIT_BYTES),
   /** How long a graceful shutdown waits for in-flight requests and workers before exiting anyway. */
   shutdown_timeout_ms: z.number().int().min(0).default(10_000),
   /** Serve /metrics to anyone (default: loopback callers, or an admin key). */
@@ -63,11 +70,23 @@ export const configSchema = z.strictObject({
   auth: z.strictObject({ keys: z.array(apiKeySchema).default([]) }).default({ keys: [] }),
   vault: vaultSchema.default(vaultSchema.parse({})),
   log: z
-    .strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })
+    .strictObject({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    })
     .default({ level: 'info' }),
-  channels: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'channel names are lower-case letters, digits, - and _'), typedEntry).default({}),
+  channels: z
+    .record(
+      z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'channel names are lower-case letters, digits, - and _'),
+      typedEntry,
+    )
+    .default({}),
   routes: z.array(z.looseObject({})).default([]),
-  sources: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'source names are lower-case letters, digits, - and _'), typedEntry).default({}),
+  sources: z
+    .record(
+      z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'source names are lower-case letters, digits, - and _'),
+      typedEntry,
+    )
+    .default({}),
   rules: z.array(z.looseObject({})).default([]),
   policy_files: z.array(z.string()).default([]),
   triggers: z.array(z.looseObject({})).default([]),

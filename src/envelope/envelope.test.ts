@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { buildEnvelope, causedBy, canonicalJson, checkEnvelope, EVENT_TYPE_PATTERN, EVENT_TYPES, isEventType, jsonDigest, newId, parseId, toCloudEvent } from './index.js';
+import {
+  buildEnvelope,
+  causedBy,
+  canonicalJson,
+  checkEnvelope,
+  EVENT_TYPE_PATTERN,
+  EVENT_TYPES,
+  isEventType,
+  jsonDigest,
+  newId,
+  parseId,
+  toCloudEvent,
+} from './index.js';
 
 const DEFAULTS = { tenant_id: 't1', environment: 'prod' };
 
@@ -29,7 +41,9 @@ describe('digests', () => {
   });
 
   it('give the same digest whatever the key order', () => {
-    expect(jsonDigest({ tool: 'Bash', input: { a: 1, b: 2 } })).toBe(jsonDigest({ input: { b: 2, a: 1 }, tool: 'Bash' }));
+    expect(jsonDigest({ tool: 'Bash', input: { a: 1, b: 2 } })).toBe(
+      jsonDigest({ input: { b: 2, a: 1 }, tool: 'Bash' }),
+    );
     expect(jsonDigest({ a: 1 })).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 });
@@ -41,7 +55,24 @@ describe('envelope', () => {
     expect(env.correlation_id).toBe(env.event_id);
     expect(env.execution.attempt).toBe(1);
     expect(Object.keys(env)).toEqual(
-      expect.arrayContaining(['event_id', 'type', 'schema_version', 'occurred_at', 'tenant_id', 'environment', 'runtime', 'actor', 'execution', 'correlation_id', 'causation_id', 'policy', 'subject', 'payload_ref', 'payload_digest', 'redacted_summary']),
+      expect.arrayContaining([
+        'event_id',
+        'type',
+        'schema_version',
+        'occurred_at',
+        'tenant_id',
+        'environment',
+        'runtime',
+        'actor',
+        'execution',
+        'correlation_id',
+        'causation_id',
+        'policy',
+        'subject',
+        'payload_ref',
+        'payload_digest',
+        'redacted_summary',
+      ]),
     );
   });
 
@@ -53,9 +84,17 @@ describe('envelope', () => {
   });
 
   it('carries correlation, causation and one more hop to the event it causes', () => {
-    const cause = buildEnvelope({ type: 'integration.webhook.accepted', execution: { task_id: 'tsk_1' } }, DEFAULTS);
+    const cause = buildEnvelope(
+      { type: 'integration.webhook.accepted', execution: { task_id: 'tsk_1' } },
+      DEFAULTS,
+    );
     const effect = buildEnvelope(causedBy(cause, { type: 'agent.task.submitted' }), DEFAULTS);
-    expect(effect).toMatchObject({ correlation_id: cause.correlation_id, causation_id: cause.event_id, lineage: { hop_count: 1 }, execution: { task_id: 'tsk_1' } });
+    expect(effect).toMatchObject({
+      correlation_id: cause.correlation_id,
+      causation_id: cause.event_id,
+      lineage: { hop_count: 1 },
+      execution: { task_id: 'tsk_1' },
+    });
   });
 
   it('keeps every catalogue type in the agent./integration.<noun>.<verb> form', () => {
@@ -64,9 +103,19 @@ describe('envelope', () => {
   });
 
   it('projects onto a CloudEvents 1.0 event with the envelope as data', () => {
-    const env = buildEnvelope({ type: 'agent.tool.requested', runtime: { kind: 'claude-code' }, execution: { task_id: 'tsk_9' } }, DEFAULTS);
+    const env = buildEnvelope(
+      { type: 'agent.tool.requested', runtime: { kind: 'claude-code' }, execution: { task_id: 'tsk_9' } },
+      DEFAULTS,
+    );
     const ce = toCloudEvent(env);
-    expect(ce).toMatchObject({ specversion: '1.0', id: env.event_id, type: 'dev.switchboard.agent.tool.requested', source: 'urn:switchboard/t1/claude-code', subject: 'tsk_9', correlationid: env.correlation_id });
+    expect(ce).toMatchObject({
+      specversion: '1.0',
+      id: env.event_id,
+      type: 'dev.switchboard.agent.tool.requested',
+      source: 'urn:switchboard/t1/claude-code',
+      subject: 'tsk_9',
+      correlationid: env.correlation_id,
+    });
     expect(ce.data).toBe(env);
     for (const key of Object.keys(ce)) expect(key).toMatch(/^[a-z0-9]+$/);
   });

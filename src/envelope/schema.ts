@@ -87,8 +87,9 @@ export const ENVELOPE_JSON_SCHEMA = {
   },
 } as const;
 
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-  addFormatsModule) as (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+) => Ajv;
 const ajv = addFormats(new Ajv({ allErrors: true, strict: true }));
 const validate = ajv.compile(ENVELOPE_JSON_SCHEMA);
 
@@ -100,7 +101,10 @@ export interface SchemaProblem {
 /** Checks an envelope against the JSON Schema; returns the problems, empty when valid. */
 export function checkEnvelope(value: unknown): SchemaProblem[] {
   if (validate(value)) return [];
-  return (validate.errors ?? []).map((e) => ({ path: e.instancePath || '/', message: e.message ?? 'invalid' }));
+  return (validate.errors ?? []).map((e) => ({
+    path: e.instancePath || '/',
+    message: e.message ?? 'invalid',
+  }));
 }
 
 export function isEnvelope(value: unknown): value is Envelope {

@@ -6,7 +6,13 @@ import type { Db } from '../store/port.js';
  * outside the database, `markProcessed` after the effect gives at-least-once with de-duplication on
  * the common path; the effect itself must carry the event id as its idempotency key.
  */
-export async function once<T>(db: Db, consumer: string, eventId: string, fn: (tx: Db) => Promise<T>, now = Date.now()): Promise<{ ran: true; value: T } | { ran: false }> {
+export async function once<T>(
+  db: Db,
+  consumer: string,
+  eventId: string,
+  fn: (tx: Db) => Promise<T>,
+  now = Date.now(),
+): Promise<{ ran: true; value: T } | { ran: false }> {
   return db.tx(async (tx) => {
     const inserted = await markProcessed(tx, consumer, eventId, now);
     if (!inserted) return { ran: false };
@@ -14,7 +20,12 @@ export async function once<T>(db: Db, consumer: string, eventId: string, fn: (tx
   });
 }
 
-export async function markProcessed(db: Db, consumer: string, eventId: string, now = Date.now()): Promise<boolean> {
+export async function markProcessed(
+  db: Db,
+  consumer: string,
+  eventId: string,
+  now = Date.now(),
+): Promise<boolean> {
   const rows = await db.query({
     text: `INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)
            ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id`,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
-import { AppError } from '../errors/index.js';
+import type { AppError } from '../errors/index.js';
 import { EventLog } from './log.js';
 import { verifyChain } from './verify.js';
 
@@ -17,7 +17,11 @@ describe.each(DIALECTS)('event log on %s', (dialect) => {
     store = await freshStore(dialect);
     const log = new EventLog(store.db, DEFAULTS);
     for (let i = 0; i < n; i++) {
-      await log.append({ type: 'agent.tool.requested', subject: { tool: `t${i}` }, correlation_id: `c${i % 2}` });
+      await log.append({
+        type: 'agent.tool.requested',
+        subject: { tool: `t${i}` },
+        correlation_id: `c${i % 2}`,
+      });
     }
     return log;
   }
@@ -59,12 +63,22 @@ describe.each(DIALECTS)('event log on %s', (dialect) => {
   it('names the event whose body was edited in the database', async () => {
     const log = await logWith(6);
     const target = (await log.list({ limit: 10 }))[3]!;
-    const edited = JSON.stringify({ ...target.envelope, subject: { ...target.envelope.subject, tool: 'evil' } });
-    await store.db.query({ text: 'UPDATE events SET body = $1 WHERE seq = $2', values: [edited, target.seq] });
+    const edited = JSON.stringify({
+      ...target.envelope,
+      subject: { ...target.envelope.subject, tool: 'evil' },
+    });
+    await store.db.query({
+      text: 'UPDATE events SET body = $1 WHERE seq = $2',
+      values: [edited, target.seq],
+    });
     const result = await verifyChain(store.db);
     expect(result.ok).toBe(false);
     if (!result.ok) {
-      expect(result.firstBad).toMatchObject({ seq: 4, eventId: target.envelope.event_id, problem: 'hash_mismatch' });
+      expect(result.firstBad).toMatchObject({
+        seq: 4,
+        eventId: target.envelope.event_id,
+        problem: 'hash_mismatch',
+      });
       expect(result.count).toBe(3);
     }
   });
@@ -78,7 +92,13 @@ describe.each(DIALECTS)('event log on %s', (dialect) => {
 
   it('detects two events swapped in place', async () => {
     await logWith(4);
-    const rows = await store.db.query<{ seq: number; event_id: string; body: string; prev_hash: string; hash: string }>({
+    const rows = await store.db.query<{
+      seq: number;
+      event_id: string;
+      body: string;
+      prev_hash: string;
+      hash: string;
+    }>({
       text: 'SELECT seq, event_id, body, prev_hash, hash FROM events WHERE seq IN (2, 3) ORDER BY seq',
     });
     const [a, b] = rows as [(typeof rows)[0], (typeof rows)[0]];
@@ -110,7 +130,9 @@ describe.each(DIALECTS)('event log on %s', (dialect) => {
     const log = await logWith(6);
     await log.append({ type: 'agent.session.started', correlation_id: 'c9' });
     expect((await log.list({ correlationId: 'c0' })).length).toBe(3);
-    expect((await log.list({ type: 'agent.session.*' })).map((e) => e.envelope.correlation_id)).toEqual(['c9']);
+    expect((await log.list({ type: 'agent.session.*' })).map((e) => e.envelope.correlation_id)).toEqual([
+      'c9',
+    ]);
     expect((await log.list({ afterSeq: 5 })).map((e) => e.seq)).toEqual([6, 7]);
   });
 
@@ -121,7 +143,9 @@ describe.each(DIALECTS)('event log on %s', (dialect) => {
     // (better-sqlite3 blocks the thread on a lock held by the same thread), so the race is within it.
     const second = dialect === 'postgres' ? await store.reopen() : store.db;
     const b = new EventLog(second, DEFAULTS);
-    await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).append({ type: 'agent.tool.requested' })));
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).append({ type: 'agent.tool.requested' })),
+    );
     if (second !== store.db) await second.close();
     expect(await verifyChain(store.db)).toMatchObject({ ok: true, count: 40 });
   });

@@ -1,4 +1,11 @@
-import { buildEnvelope, canonicalJson, checkEnvelope, type Envelope, type EnvelopeDefaults, type EnvelopeInput } from '../envelope/index.js';
+import {
+  buildEnvelope,
+  canonicalJson,
+  checkEnvelope,
+  type Envelope,
+  type EnvelopeDefaults,
+  type EnvelopeInput,
+} from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import type { Db } from '../store/port.js';
 import { linkHash } from './chain.js';

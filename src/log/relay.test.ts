@@ -21,7 +21,11 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     const log = new EventLog(store.db, DEFAULTS);
     const relay = new Relay(store.db, log);
     const seen: string[] = [];
-    relay.subscribe({ name: 'tools', accepts: (t) => t.startsWith('agent.tool.'), handle: async (e) => void seen.push(e.type) });
+    relay.subscribe({
+      name: 'tools',
+      accepts: (t) => t.startsWith('agent.tool.'),
+      handle: async (e) => void seen.push(e.type),
+    });
     await log.append({ type: 'agent.tool.requested' });
     await log.append({ type: 'agent.session.started' });
     await relay.drain();
@@ -48,7 +52,8 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
         seen.push(tool);
       },
     });
-    for (const tool of ['a1', 'a2', 'a3']) await log.append({ type: 'agent.tool.requested', correlation_id: 'A', subject: { tool } });
+    for (const tool of ['a1', 'a2', 'a3'])
+      await log.append({ type: 'agent.tool.requested', correlation_id: 'A', subject: { tool } });
     await log.append({ type: 'agent.tool.requested', correlation_id: 'B', subject: { tool: 'b1' } });
     await relay.drain();
     // a1 failed and waits for its backoff; a2 and a3 must wait behind it, b1 need not.
@@ -89,7 +94,10 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     let clock = 5_000_000;
     const log = new EventLog(store.db, DEFAULTS, () => clock);
     await log.append({ type: 'agent.tool.requested' });
-    await store.db.query({ text: `UPDATE outbox SET status = 'claimed', lease_until = $1`, values: [clock + 30_000] });
+    await store.db.query({
+      text: `UPDATE outbox SET status = 'claimed', lease_until = $1`,
+      values: [clock + 30_000],
+    });
     const relay = new Relay(store.db, log, { now: () => clock });
     const seen: string[] = [];
     relay.subscribe({ name: 's', accepts: () => true, handle: async (e) => void seen.push(e.event_id) });
@@ -111,27 +119,31 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     expect(runs).toBe(1);
   });
 
-  it.runIf(dialect === 'postgres')('shares the outbox between two relays without handing an event to both', async () => {
-    store = await freshStore(dialect);
-    const log = new EventLog(store.db, DEFAULTS);
-    for (let i = 0; i < 200; i++) await log.append({ type: 'agent.tool.requested', correlation_id: `c${i % 50}` });
-    const other = await store.reopen();
-    extra.push(other);
-    const seen = new Map<string, number>();
-    const make = (db: typeof store.db) => {
-      const r = new Relay(db, new EventLog(db, DEFAULTS), { batchSize: 10 });
-      r.subscribe({
-        name: 'count',
-        accepts: () => true,
-        handle: async (e) => {
-          seen.set(e.event_id, (seen.get(e.event_id) ?? 0) + 1);
-          await new Promise((res) => setTimeout(res, 1));
-        },
-      });
-      return r;
-    };
-    await Promise.all([make(store.db).drain(), make(other).drain()]);
-    expect(seen.size).toBe(200);
-    expect([...seen.values()].every((n) => n === 1)).toBe(true);
-  });
+  it.runIf(dialect === 'postgres')(
+    'shares the outbox between two relays without handing an event to both',
+    async () => {
+      store = await freshStore(dialect);
+      const log = new EventLog(store.db, DEFAULTS);
+      for (let i = 0; i < 200; i++)
+        await log.append({ type: 'agent.tool.requested', correlation_id: `c${i % 50}` });
+      const other = await store.reopen();
+      extra.push(other);
+      const seen = new Map<string, number>();
+      const make = (db: typeof store.db) => {
+        const r = new Relay(db, new EventLog(db, DEFAULTS), { batchSize: 10 });
+        r.subscribe({
+          name: 'count',
+          accepts: () => true,
+          handle: async (e) => {
+            seen.set(e.event_id, (seen.get(e.event_id) ?? 0) + 1);
+            await new Promise((res) => setTimeout(res, 1));
+          },
+        });
+        return r;
+      };
+      await Promise.all([make(store.db).drain(), make(other).drain()]);
+      expect(seen.size).toBe(200);
+      expect([...seen.values()].every((n) => n === 1)).toBe(true);
+    },
+  );
 });

@@ -64,7 +64,8 @@ export class Relay {
   }
 
   subscribe(sub: Subscriber): void {
-    if (this.subscribers.some((s) => s.name === sub.name)) throw new Error(`subscriber ${sub.name} already registered`);
+    if (this.subscribers.some((s) => s.name === sub.name))
+      throw new Error(`subscriber ${sub.name} already registered`);
     this.subscribers.push(sub);
   }
 
@@ -150,7 +151,8 @@ export class Relay {
   private async process(row: ClaimedRow): Promise<void> {
     try {
       const stored = await this.log.get(row.event_id);
-      if (!stored) throw new Error(`outbox row ${row.id} names event ${row.event_id}, which is not in the log`);
+      if (!stored)
+        throw new Error(`outbox row ${row.id} names event ${row.event_id}, which is not in the log`);
       for (const sub of this.subscribers) {
         if (!sub.accepts(stored.envelope.type)) continue;
         if (await wasProcessed(this.db, sub.name, row.event_id)) continue;
@@ -166,7 +168,13 @@ export class Relay {
       await this.db
         .query({
           text: `UPDATE outbox SET status = $1, attempts = $2, available_at = $3, lease_until = NULL, last_error = $4 WHERE id = $5`,
-          values: [dead ? 'dead' : 'pending', attempts, this.opts.now() + delay, String((err as Error)?.message ?? err).slice(0, 500), row.id],
+          values: [
+            dead ? 'dead' : 'pending',
+            attempts,
+            this.opts.now() + delay,
+            String((err as Error)?.message ?? err).slice(0, 500),
+            row.id,
+          ],
         })
         .catch(() => {
           // The store is down: the lease runs out and the row is claimed again later.

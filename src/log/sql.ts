@@ -7,7 +7,9 @@ export const GENESIS_HASH = '0'.repeat(64);
 export function lockHead(dialect: Dialect): Sql {
   // PostgreSQL: the row lock serialises appends across replicas so the chain never forks. SQLite's
   // BEGIN IMMEDIATE already holds the only write lock.
-  return { text: `SELECT seq, hash FROM log_head WHERE id = 1${dialect === 'postgres' ? ' FOR UPDATE' : ''}` };
+  return {
+    text: `SELECT seq, hash FROM log_head WHERE id = 1${dialect === 'postgres' ? ' FOR UPDATE' : ''}`,
+  };
 }
 
 export function insertEvent(row: {
@@ -119,7 +121,11 @@ export function selectEvents(f: EventFilter): Sql {
   };
   if (f.correlationId) add('correlation_id = ?', f.correlationId);
   if (f.taskId) add('task_id = ?', f.taskId);
-  if (f.type) add(f.type.endsWith('.*') ? 'type LIKE ?' : 'type = ?', f.type.endsWith('.*') ? `${f.type.slice(0, -1)}%` : f.type);
+  if (f.type)
+    add(
+      f.type.endsWith('.*') ? 'type LIKE ?' : 'type = ?',
+      f.type.endsWith('.*') ? `${f.type.slice(0, -1)}%` : f.type,
+    );
   if (f.afterSeq !== undefined) add('seq > ?', f.afterSeq);
   values.push(f.limit);
   return {

@@ -29,7 +29,10 @@ export class Vault {
     this.keyId = createHash('sha256').update(key).digest('hex').slice(0, 12);
   }
 
-  async put(data: Uint8Array | string, opts: { tenantId: string; ttlMs?: number; db?: Db }): Promise<StoredPayload> {
+  async put(
+    data: Uint8Array | string,
+    opts: { tenantId: string; ttlMs?: number; db?: Db },
+  ): Promise<StoredPayload> {
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data);
     const ref = `vault://${newId('vault')}`;
     const iv = randomBytes(IV_BYTES);
@@ -42,7 +45,17 @@ export class Vault {
     await (opts.db ?? this.db).query({
       text: `INSERT INTO vault (ref, tenant_id, digest, iv, tag, ciphertext, key_id, created_at, expires_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      values: [ref, opts.tenantId, digest, iv, tag, ciphertext, this.keyId, now, opts.ttlMs ? now + opts.ttlMs : null],
+      values: [
+        ref,
+        opts.tenantId,
+        digest,
+        iv,
+        tag,
+        ciphertext,
+        this.keyId,
+        now,
+        opts.ttlMs ? now + opts.ttlMs : null,
+      ],
     });
     return { ref, digest };
   }
@@ -80,16 +93,26 @@ export type KeySource = { kind: 'env'; name: string } | { kind: 'file'; path: st
  * `<data dir>/vault.key`, generated on first start. The generated file is fine for one machine; replicas
  * sharing a PostgreSQL must share the key, so `doctor` warns when a file key is used with PostgreSQL.
  */
-export function resolveVaultKey(envName: string, keyFile: string, env: NodeJS.ProcessEnv = process.env): { key: Buffer; source: KeySource } {
+export function resolveVaultKey(
+  envName: string,
+  keyFile: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { key: Buffer; source: KeySource } {
   const fromEnv = env[envName];
   if (fromEnv !== undefined && fromEnv !== '') {
     const key = decodeKey(fromEnv);
-    if (!key) throw new Error(`${envName} must hold 32 bytes as base64 or 64 hex characters (generate one with: openssl rand -base64 32)`);
+    if (!key)
+      throw new Error(
+        `${envName} must hold 32 bytes as base64 or 64 hex characters (generate one with: openssl rand -base64 32)`,
+      );
     return { key, source: { kind: 'env', name: envName } };
   }
   if (existsSync(keyFile)) {
     const key = decodeKey(readFileSync(keyFile, 'utf8').trim());
-    if (!key) throw new Error(`${keyFile} does not hold a 32-byte key; restore it from backup (payloads sealed with it cannot be read without it)`);
+    if (!key)
+      throw new Error(
+        `${keyFile} does not hold a 32-byte key; restore it from backup (payloads sealed with it cannot be read without it)`,
+      );
     return { key, source: { kind: 'file', path: keyFile, created: false } };
   }
   const key = randomBytes(KEY_BYTES);

@@ -6,7 +6,11 @@ export type ChainProblem = 'gap' | 'prev_hash_mismatch' | 'hash_mismatch' | 'bod
 
 export type VerifyResult =
   | { ok: true; count: number; headSeq: number; headHash: string }
-  | { ok: false; count: number; firstBad: { seq: number; eventId: string | null; problem: ChainProblem; detail: string } };
+  | {
+      ok: false;
+      count: number;
+      firstBad: { seq: number; eventId: string | null; problem: ChainProblem; detail: string };
+    };
 
 const PAGE = 2000;
 
@@ -21,9 +25,13 @@ export async function verifyChain(db: Db): Promise<VerifyResult> {
   let prevHash = q.GENESIS_HASH;
   let count = 0;
   for (;;) {
-    const rows = await db.query<{ seq: number; event_id: string; body: string; prev_hash: string; hash: string }>(
-      q.selectChainPage(expectedSeq - 1, PAGE),
-    );
+    const rows = await db.query<{
+      seq: number;
+      event_id: string;
+      body: string;
+      prev_hash: string;
+      hash: string;
+    }>(q.selectChainPage(expectedSeq - 1, PAGE));
     if (rows.length === 0) break;
     for (const row of rows) {
       const seq = Number(row.seq);
@@ -32,16 +40,20 @@ export async function verifyChain(db: Db): Promise<VerifyResult> {
         count,
         firstBad: { seq, eventId: row.event_id, problem, detail },
       });
-      if (seq !== expectedSeq) return bad('gap', `expected event #${expectedSeq}, found #${seq}: rows are missing`);
-      if (row.prev_hash !== prevHash) return bad('prev_hash_mismatch', 'does not link to the event before it');
-      if (linkHash(prevHash, row.body) !== row.hash) return bad('hash_mismatch', 'its content was changed after it was written');
+      if (seq !== expectedSeq)
+        return bad('gap', `expected event #${expectedSeq}, found #${seq}: rows are missing`);
+      if (row.prev_hash !== prevHash)
+        return bad('prev_hash_mismatch', 'does not link to the event before it');
+      if (linkHash(prevHash, row.body) !== row.hash)
+        return bad('hash_mismatch', 'its content was changed after it was written');
       let bodyId: unknown;
       try {
         bodyId = (JSON.parse(row.body) as { event_id?: unknown }).event_id;
       } catch {
         bodyId = undefined;
       }
-      if (bodyId !== row.event_id) return bad('body_mismatch', 'the indexed event_id differs from the stored body');
+      if (bodyId !== row.event_id)
+        return bad('body_mismatch', 'the indexed event_id differs from the stored body');
       prevHash = row.hash;
       expectedSeq = seq + 1;
       count++;

@@ -66,7 +66,10 @@ export function requireRole(keys: KeyRing, ...roles: Role[]): MiddlewareHandler<
       throw new AppError('unauthorized');
     }
     if (!roles.includes(principal.role)) {
-      throw new AppError('forbidden', `this needs a key with role ${roles.join(' or ')}; yours is ${principal.role}`);
+      throw new AppError(
+        'forbidden',
+        `this needs a key with role ${roles.join(' or ')}; yours is ${principal.role}`,
+      );
     }
     c.set('principal', principal);
     await next();

@@ -8,7 +8,9 @@ import type { AppEnv } from './module.js';
 const app = new Hono<AppEnv>();
 const schema = z.strictObject({ name: z.string().max(10) });
 app.post('/x', async (c) => c.json(await readJson(c, schema, 64)));
-app.onError((err, c) => (err instanceof AppError ? c.json(errorBody(err), err.status as 400) : c.json({ bug: String(err) }, 500)));
+app.onError((err, c) =>
+  err instanceof AppError ? c.json(errorBody(err), err.status as 400) : c.json({ bug: String(err) }, 500),
+);
 
 async function post(body: string, type = 'application/json') {
   const res = await app.request('/x', { method: 'POST', body, headers: { 'content-type': type } });
@@ -25,7 +27,10 @@ describe('JSON bodies', () => {
   it('answers a wrong type with 400 validation_failed naming the field', async () => {
     const r = await post('{"name":5}');
     expect(r.status).toBe(400);
-    expect(r.body.error).toMatchObject({ code: 'validation_failed', message: expect.stringContaining('name') });
+    expect(r.body.error).toMatchObject({
+      code: 'validation_failed',
+      message: expect.stringContaining('name'),
+    });
   });
   it('rejects an unknown field', async () => {
     expect((await post('{"name":"a","to":"ceo@example.com"}')).body.error?.code).toBe('validation_failed');
@@ -37,7 +42,11 @@ describe('JSON bodies', () => {
     expect((await post('name=x', 'application/x-www-form-urlencoded')).status).toBe(415);
   });
   it('rejects bytes that are not UTF-8', async () => {
-    const res = await app.request('/x', { method: 'POST', body: new Uint8Array([0x7b, 0xff, 0x7d]), headers: { 'content-type': 'application/json' } });
+    const res = await app.request('/x', {
+      method: 'POST',
+      body: new Uint8Array([0x7b, 0xff, 0x7d]),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
   });
 });

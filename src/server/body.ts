@@ -40,7 +40,10 @@ export async function readBody(c: Context<AppEnv>, limit: number): Promise<Uint8
 export function requireJsonContentType(c: Context<AppEnv>): void {
   const type = c.req.header('content-type') ?? '';
   if (!/^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i.test(type)) {
-    throw new AppError('unsupported_media_type', `send Content-Type: application/json (got ${type ? JSON.stringify(type.slice(0, 80)) : 'none'})`);
+    throw new AppError(
+      'unsupported_media_type',
+      `send Content-Type: application/json (got ${type ? JSON.stringify(type.slice(0, 80)) : 'none'})`,
+    );
   }
 }
 

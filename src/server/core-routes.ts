@@ -25,7 +25,10 @@ export function coreModule(modules: () => Module[]): Module {
           if (reason) problems.push(`${m.name}: ${reason}`);
         }
         if (problems.length > 0) {
-          return c.json({ status: 'not_ready', problems, error: { code: 'not_ready', message: problems.join('; ') } }, 503);
+          return c.json(
+            { status: 'not_ready', problems, error: { code: 'not_ready', message: problems.join('; ') } },
+            503,
+          );
         }
         return c.json({ status: 'ready', store: s.db.dialect, config: s.configSource });
       });
@@ -34,19 +37,26 @@ export function coreModule(modules: () => Module[]): Module {
         if (!s.config.server.metrics_public && !isLoopback(c)) {
           const token = bearer(c.req.header('authorization'));
           const principal = token ? s.keys.resolve(token) : undefined;
-          if (!principal) throw new AppError('unauthorized', 'metrics are served to loopback callers or an admin key');
+          if (!principal)
+            throw new AppError('unauthorized', 'metrics are served to loopback callers or an admin key');
           if (principal.role !== 'admin') throw new AppError('forbidden', 'metrics need an admin key');
         }
-        const pending = await s.db.query<{ n: number }>({ text: "SELECT COUNT(*) AS n FROM outbox WHERE status <> 'dead'" }).catch(() => []);
+        const pending = await s.db
+          .query<{ n: number }>({ text: "SELECT COUNT(*) AS n FROM outbox WHERE status <> 'dead'" })
+          .catch(() => []);
         if (pending[0]) s.metrics.outboxDepth.set(Number(pending[0].n));
-        return c.body(await s.metrics.registry.metrics(), 200, { 'content-type': s.metrics.registry.contentType });
+        return c.body(await s.metrics.registry.metrics(), 200, {
+          'content-type': s.metrics.registry.contentType,
+        });
       });
 
       app.get('/v1/events', requireRole(s.keys, 'admin'), async (c) => {
         const after = c.req.query('after');
         const limit = c.req.query('limit');
-        if (after !== undefined && !/^\d+$/.test(after)) throw new AppError('bad_request', '`after` is the seq of the last event you have (a whole number)');
-        if (limit !== undefined && !/^\d+$/.test(limit)) throw new AppError('bad_request', '`limit` is a whole number up to 1000');
+        if (after !== undefined && !/^\d+$/.test(after))
+          throw new AppError('bad_request', '`after` is the seq of the last event you have (a whole number)');
+        if (limit !== undefined && !/^\d+$/.test(limit))
+          throw new AppError('bad_request', '`limit` is a whole number up to 1000');
         const events = await s.log.list({
           ...(c.req.query('correlation_id') ? { correlationId: c.req.query('correlation_id')! } : {}),
           ...(c.req.query('task_id') ? { taskId: c.req.query('task_id')! } : {}),
@@ -54,7 +64,10 @@ export function coreModule(modules: () => Module[]): Module {
           ...(after ? { afterSeq: Number(after) } : {}),
           limit: limit ? Number(limit) : 100,
         });
-        return c.json({ events: events.map((e) => ({ seq: e.seq, ...e.envelope })), next_after: events.at(-1)?.seq ?? (after ? Number(after) : 0) });
+        return c.json({
+          events: events.map((e) => ({ seq: e.seq, ...e.envelope })),
+          next_after: events.at(-1)?.seq ?? (after ? Number(after) : 0),
+        });
       });
     },
   };

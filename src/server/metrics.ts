@@ -12,7 +12,8 @@ export class Metrics {
   readonly outboxDepth: Gauge;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
-    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'switchboard_' });
+    if (opts.defaultMetrics !== false)
+      collectDefaultMetrics({ register: this.registry, prefix: 'switchboard_' });
     this.httpRequests = new Counter({
       name: 'switchboard_http_requests_total',
       help: 'HTTP requests by route template and status',

@@ -15,7 +15,10 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(config: Config, opts: BuildOptions & { modules?: Module[] } = {}): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  opts: BuildOptions & { modules?: Module[] } = {},
+): Promise<RunningServer> {
   const services = await buildServices(config, opts);
   const modules = opts.modules ?? allModules();
   const app = createApp(services, modules);
@@ -23,13 +26,18 @@ export async function startServer(config: Config, opts: BuildOptions & { modules
   services.relay.start();
 
   const server: ServerType = await new Promise((resolve, reject) => {
-    const s = listen({ fetch: app.fetch, hostname: config.server.host, port: config.server.port }, () => resolve(s));
+    const s = listen({ fetch: app.fetch, hostname: config.server.host, port: config.server.port }, () =>
+      resolve(s),
+    );
     s.once('error', reject);
   });
   const port = (server.address() as AddressInfo).port;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${host}:${port}`;
-  services.logger.info({ url, store: services.db.dialect, config: services.configSource }, `switchboard listening on ${url}`);
+  services.logger.info(
+    { url, store: services.db.dialect, config: services.configSource },
+    `switchboard listening on ${url}`,
+  );
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -57,7 +65,10 @@ export function handleSignals(server: RunningServer, timeoutMs: number): void {
       process.exit(130);
     }
     signalled = true;
-    server.services.logger.info({ signal }, 'shutting down: finishing in-flight work (send the signal again to exit at once)');
+    server.services.logger.info(
+      { signal },
+      'shutting down: finishing in-flight work (send the signal again to exit at once)',
+    );
     const timer = setTimeout(() => {
       server.services.logger.error({ timeoutMs }, 'shutdown timed out; exiting');
       process.exit(1);

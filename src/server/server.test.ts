@@ -43,7 +43,10 @@ describe('server core routes', () => {
     expect(none.status).toBe(401);
     expect(await none.json()).toMatchObject({ error: { code: 'unauthorized' } });
     expect(none.headers.get('www-authenticate')).toContain('Bearer');
-    expect((await t.app.request('/v1/events', { headers: { authorization: 'Bearer wrong-key-wrong-key' } })).status).toBe(401);
+    expect(
+      (await t.app.request('/v1/events', { headers: { authorization: 'Bearer wrong-key-wrong-key' } }))
+        .status,
+    ).toBe(401);
     const agent = await t.app.request('/v1/events', { headers: auth('agent') });
     expect(agent.status).toBe(403);
     expect(await agent.json()).toMatchObject({ error: { code: 'forbidden' } });
@@ -54,10 +57,14 @@ describe('server core routes', () => {
     await t.services.emit({ type: 'agent.tool.requested', correlation_id: 'c1' });
     await t.services.emit({ type: 'agent.session.started', correlation_id: 'c1' });
     await t.services.emit({ type: 'agent.tool.requested', correlation_id: 'c2' });
-    const res = await t.app.request('/v1/events?correlation_id=c1&type=agent.tool.requested', { headers: auth('admin') });
+    const res = await t.app.request('/v1/events?correlation_id=c1&type=agent.tool.requested', {
+      headers: auth('admin'),
+    });
     const body = (await res.json()) as { events: { type: string; seq: number }[]; next_after: number };
     expect(body.events.map((e) => e.type)).toEqual(['agent.tool.requested']);
-    const page = (await (await t.app.request('/v1/events?after=1&limit=1', { headers: auth('admin') })).json()) as typeof body;
+    const page = (await (
+      await t.app.request('/v1/events?after=1&limit=1', { headers: auth('admin') })
+    ).json()) as typeof body;
     expect(page.events.map((e) => e.seq)).toEqual([2]);
     expect(page.next_after).toBe(2);
     expect((await t.app.request('/v1/events?after=abc', { headers: auth('admin') })).status).toBe(400);

@@ -1,6 +1,20 @@
 import { AppError } from '../errors/index.js';
 
-const PG_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+const PG_CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+]);
 
 /**
  * Maps driver errors that mean "the store itself is in trouble" onto catalogue errors, so the HTTP
@@ -11,7 +25,11 @@ export function classifyStoreError(err: unknown): unknown {
   if (err instanceof AppError) return err;
   const e = err as { code?: string; message?: string } | undefined;
   const code = e?.code ?? '';
-  if (code === 'SQLITE_FULL' || code === '53100' || /no space left|disk is full|database or disk is full/i.test(e?.message ?? '')) {
+  if (
+    code === 'SQLITE_FULL' ||
+    code === '53100' ||
+    /no space left|disk is full|database or disk is full/i.test(e?.message ?? '')
+  ) {
     return new AppError('store_full', undefined, undefined, { cause: err });
   }
   if (
@@ -20,7 +38,9 @@ export function classifyStoreError(err: unknown): unknown {
     code === 'SQLITE_IOERR' ||
     code.startsWith('SQLITE_IOERR') ||
     code === 'SQLITE_BUSY' ||
-    /Connection terminated|connection is closed|Client has encountered a connection error|The database connection is not open/i.test(e?.message ?? '')
+    /Connection terminated|connection is closed|Client has encountered a connection error|The database connection is not open/i.test(
+      e?.message ?? '',
+    )
   ) {
     return new AppError('store_unavailable', undefined, undefined, { cause: err });
   }

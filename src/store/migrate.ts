@@ -34,7 +34,10 @@ export async function migrate(db: Db): Promise<number[]> {
     const done = await db.tx(async (tx) => {
       // Several replicas may start at once on PostgreSQL: one applies, the others wait and skip.
       if (tx.dialect === 'postgres') await tx.query({ text: 'SELECT pg_advisory_xact_lock(72616732)' });
-      const seen = await tx.query({ text: 'SELECT 1 FROM schema_migrations WHERE version = $1', values: [m.version] });
+      const seen = await tx.query({
+        text: 'SELECT 1 FROM schema_migrations WHERE version = $1',
+        values: [m.version],
+      });
       if (seen.length > 0) return false;
       await tx.query({ text: m.sql, script: true });
       await tx.query({
@@ -49,6 +52,8 @@ export async function migrate(db: Db): Promise<number[]> {
 }
 
 export async function schemaVersion(db: Db): Promise<number> {
-  const rows = await db.query<{ v: number | null }>({ text: 'SELECT MAX(version) AS v FROM schema_migrations' });
+  const rows = await db.query<{ v: number | null }>({
+    text: 'SELECT MAX(version) AS v FROM schema_migrations',
+  });
   return Number(rows[0]?.v ?? 0);
 }

@@ -18,7 +18,10 @@ export interface StoreOptions {
 export async function openStore(opts: StoreOptions): Promise<Db> {
   if (opts.databaseUrl) {
     if (!/^postgres(ql)?:\/\//.test(opts.databaseUrl)) {
-      throw new AppError('bad_request', 'SWITCHBOARD_DATABASE_URL must start with postgres:// (unset it to use SQLite)');
+      throw new AppError(
+        'bad_request',
+        'SWITCHBOARD_DATABASE_URL must start with postgres:// (unset it to use SQLite)',
+      );
     }
     const db = new PostgresDb({ url: opts.databaseUrl, ...(opts.schema ? { schema: opts.schema } : {}) });
     try {
@@ -30,7 +33,10 @@ export async function openStore(opts: StoreOptions): Promise<Db> {
     }
     return db;
   }
-  const db = new SqliteDb({ path: join(opts.dataDir, 'switchboard.db'), synchronous: opts.sqliteSynchronous ?? 'full' });
+  const db = new SqliteDb({
+    path: join(opts.dataDir, 'switchboard.db'),
+    synchronous: opts.sqliteSynchronous ?? 'full',
+  });
   await migrate(db);
   return db;
 }

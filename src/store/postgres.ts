@@ -103,7 +103,8 @@ class PostgresTx implements Db {
   constructor(private readonly client: pg.PoolClient) {}
 
   async query<T = Row>(q: Sql): Promise<T[]> {
-    if (this.closed) throw new Error('transaction already finished: use the port the caller holds, not one kept from a tx');
+    if (this.closed)
+      throw new Error('transaction already finished: use the port the caller holds, not one kept from a tx');
     const res = await this.client.query(q.text, q.values as unknown[] | undefined);
     return res.rows as T[];
   }

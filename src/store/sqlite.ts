@@ -120,7 +120,8 @@ class SqliteTx implements Db {
   constructor(private readonly db: SqliteDb) {}
 
   async query<T = Row>(q: Sql): Promise<T[]> {
-    if (this.closed) throw new Error('transaction already finished: use the port the caller holds, not one kept from a tx');
+    if (this.closed)
+      throw new Error('transaction already finished: use the port the caller holds, not one kept from a tx');
     return this.db.runNow<T>(q);
   }
 

@@ -41,15 +41,23 @@ describe.each(DIALECTS)('store contract on %s', (dialect) => {
     store = await freshStore(dialect);
     const { db } = store;
     await db.tx(async (tx) => {
-      await tx.query({ text: 'INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)', values: ['c', 'e1', 1] });
+      await tx.query({
+        text: 'INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)',
+        values: ['c', 'e1', 1],
+      });
     });
     await expect(
       db.tx(async (tx) => {
-        await tx.query({ text: 'INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)', values: ['c', 'e2', 1] });
+        await tx.query({
+          text: 'INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)',
+          values: ['c', 'e2', 1],
+        });
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
-    const rows = await db.query<{ event_id: string }>({ text: 'SELECT event_id FROM inbox ORDER BY event_id' });
+    const rows = await db.query<{ event_id: string }>({
+      text: 'SELECT event_id FROM inbox ORDER BY event_id',
+    });
     expect(rows.map((r) => r.event_id)).toEqual(['e1']);
   });
 
@@ -61,11 +69,17 @@ describe.each(DIALECTS)('store contract on %s', (dialect) => {
       release = r;
     });
     const tx = db.tx(async (t) => {
-      await t.query({ text: 'INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)', values: ['c', 'in-tx', 1] });
+      await t.query({
+        text: 'INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)',
+        values: ['c', 'in-tx', 1],
+      });
       await gate;
       throw new Error('rollback');
     });
-    const outside = db.query({ text: 'INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)', values: ['c', 'outside', 1] });
+    const outside = db.query({
+      text: 'INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)',
+      values: ['c', 'outside', 1],
+    });
     setTimeout(release, 20);
     await expect(tx).rejects.toThrow('rollback');
     await outside;
@@ -81,7 +95,11 @@ describe.each(DIALECTS)('store contract on %s', (dialect) => {
       text: `INSERT INTO vault (ref, tenant_id, digest, iv, tag, ciphertext, key_id, created_at, expires_at) VALUES ($1, 't', 'd', $2, $2, $2, 'k', $3, $4)`,
       values: ['r1', bytes, 1_700_000_000_123, null],
     });
-    const row = (await db.query<{ iv: Buffer; created_at: number; expires_at: null }>({ text: 'SELECT iv, created_at, expires_at FROM vault' }))[0]!;
+    const row = (
+      await db.query<{ iv: Buffer; created_at: number; expires_at: null }>({
+        text: 'SELECT iv, created_at, expires_at FROM vault',
+      })
+    )[0]!;
     expect(Buffer.from(row.iv)).toEqual(bytes);
     expect(row.created_at).toBe(1_700_000_000_123);
     expect(row.expires_at).toBeNull();

@@ -12,7 +12,12 @@ function workdir(): string {
   return d;
 }
 function cli(args: string[], cwd: string, env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, env: { PATH: process.env.PATH!, ...env }, encoding: 'utf8', timeout: 20_000 });
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH!, ...env },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -35,7 +40,11 @@ describe('switchboard CLI', () => {
     const cwd = workdir();
     expect(cli(['init'], cwd).code).toBe(0);
     expect(cli(['init'], cwd)).toMatchObject({ code: 1, stderr: expect.stringContaining('--force') });
-    const env = { SB_AGENT_KEY: 'a'.repeat(24), SB_APPROVER_KEY: 'b'.repeat(24), SB_ADMIN_KEY: 'c'.repeat(24) };
+    const env = {
+      SB_AGENT_KEY: 'a'.repeat(24),
+      SB_APPROVER_KEY: 'b'.repeat(24),
+      SB_ADMIN_KEY: 'c'.repeat(24),
+    };
     const r = cli(['doctor'], cwd, env);
     expect(r.stdout).toContain('ok    store reachable: SQLite');
     expect(r.code).toBe(0);
@@ -46,7 +55,10 @@ describe('switchboard CLI', () => {
 
   it('stops on an invalid config with one line per problem naming the key', () => {
     const cwd = workdir();
-    writeFileSync(join(cwd, 'switchboard.yaml'), 'server:\n  prot: 1\nauth:\n  keys:\n    - { name: x, role: boss, key_env: X }\n');
+    writeFileSync(
+      join(cwd, 'switchboard.yaml'),
+      'server:\n  prot: 1\nauth:\n  keys:\n    - { name: x, role: boss, key_env: X }\n',
+    );
     const r = cli(['serve'], cwd);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('server.prot: unknown key');
@@ -54,7 +66,9 @@ describe('switchboard CLI', () => {
   });
 
   it('exits non-zero with a clear line when PostgreSQL is unreachable at start', () => {
-    const r = cli(['serve'], workdir(), { SWITCHBOARD_DATABASE_URL: 'postgres://nobody:pw@127.0.0.1:1/none' });
+    const r = cli(['serve'], workdir(), {
+      SWITCHBOARD_DATABASE_URL: 'postgres://nobody:pw@127.0.0.1:1/none',
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^switchboard: The store is unreachable.*ECONNREFUSED/m);
     expect(r.stderr).not.toContain(':pw@');
@@ -69,20 +83,32 @@ describe('switchboard CLI', () => {
     await migrate(db);
     const log = new EventLog(db, { tenant_id: 't', environment: 'e' });
     const events = [];
-    for (let i = 0; i < 5; i++) events.push(await log.append({ type: 'agent.tool.requested', subject: { tool: `t${i}` } }));
-    expect(cli(['audit', 'verify'], cwd)).toMatchObject({ code: 0, stdout: expect.stringContaining('ok: 5 events') });
+    for (let i = 0; i < 5; i++)
+      events.push(await log.append({ type: 'agent.tool.requested', subject: { tool: `t${i}` } }));
+    expect(cli(['audit', 'verify'], cwd)).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('ok: 5 events'),
+    });
     await db.query({ text: `UPDATE events SET body = replace(body, '"t2"', '"rm"') WHERE seq = 3` });
     await db.close();
     const r = cli(['audit', 'verify'], cwd);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`event #3 (${events[2]!.event_id})`);
     const tail = cli(['events', 'tail', '-n', '2', '--json'], cwd);
-    expect(tail.stdout.trim().split('\n').map((l) => JSON.parse(l).seq)).toEqual([4, 5]);
+    expect(
+      tail.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).seq),
+    ).toEqual([4, 5]);
   });
 
   it('serves, then drains and exits 0 on SIGTERM', async () => {
     const cwd = workdir();
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], { cwd, env: { PATH: process.env.PATH!, SWITCHBOARD_LOG_LEVEL: 'info' } });
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
+      cwd,
+      env: { PATH: process.env.PATH!, SWITCHBOARD_LOG_LEVEL: 'info' },
+    });
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
       child.stdout.on('data', (d) => {

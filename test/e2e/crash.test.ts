@@ -9,9 +9,13 @@ const DIALECTS = await dialects();
 /** Starts the appender child and SIGKILLs it once it has written `after` batches. */
 async function appendThenKill(target: string, schema: string | undefined, after: number): Promise<void> {
   requireBuild();
-  const child = spawn(process.execPath, [`${ROOT}test/fixtures/append-forever.mjs`, target, ...(schema ? [schema] : [])], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [`${ROOT}test/fixtures/append-forever.mjs`, target, ...(schema ? [schema] : [])],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr.on('data', (d) => {
     stderr += d;
@@ -24,7 +28,9 @@ async function appendThenKill(target: string, schema: string | undefined, after:
         setTimeout(() => child.kill('SIGKILL'), Math.floor(Math.random() * 15));
       }
     });
-    child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`appender exited ${code}: ${stderr}`))));
+    child.on('exit', (code, signal) =>
+      signal === 'SIGKILL' ? resolve() : reject(new Error(`appender exited ${code}: ${stderr}`)),
+    );
   });
 }
 
@@ -38,7 +44,11 @@ describe.each(DIALECTS)('a process killed mid-append on %s', (dialect) => {
     store = await freshStore(dialect);
     await store.db.close();
     for (let round = 0; round < 2; round++) {
-      await appendThenKill(dialect === 'sqlite' ? store.location : PG_URL, dialect === 'postgres' ? store.location : undefined, 25 * (round + 1));
+      await appendThenKill(
+        dialect === 'sqlite' ? store.location : PG_URL,
+        dialect === 'postgres' ? store.location : undefined,
+        25 * (round + 1),
+      );
     }
     const db = await store.reopen();
     store.db = db;

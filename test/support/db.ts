@@ -21,8 +21,13 @@ export function pgAvailable(): Promise<boolean> {
       await client.query('SELECT 1');
       return true;
     } catch (err) {
-      if (PG_REQUIRED) throw new Error(`PostgreSQL at ${PG_URL} is required (SWITCHBOARD_REQUIRE_PG=1) but unreachable: ${(err as Error).message}`);
-      process.stderr.write(`skipping PostgreSQL tests: ${PG_URL} unreachable (${(err as Error).message}); set SWITCHBOARD_TEST_PG_URL or start PostgreSQL\n`);
+      if (PG_REQUIRED)
+        throw new Error(
+          `PostgreSQL at ${PG_URL} is required (SWITCHBOARD_REQUIRE_PG=1) but unreachable: ${(err as Error).message}`,
+        );
+      process.stderr.write(
+        `skipping PostgreSQL tests: ${PG_URL} unreachable (${(err as Error).message}); set SWITCHBOARD_TEST_PG_URL or start PostgreSQL\n`,
+      );
       return false;
     } finally {
       await client.end().catch(() => {});

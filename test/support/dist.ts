@@ -6,5 +6,6 @@ export const CLI = `${ROOT}dist/cli/main.js`;
 
 /** End-to-end tests run the compiled gateway, as users do; `npm test` builds it first. */
 export function requireBuild(): void {
-  if (!existsSync(CLI)) throw new Error('dist/ is missing: run `npm run build` (npm test does it) before the end-to-end tests');
+  if (!existsSync(CLI))
+    throw new Error('dist/ is missing: run `npm run build` (npm test does it) before the end-to-end tests');
 }

@@ -29,7 +29,9 @@ export interface TestApp {
 }
 
 /** An in-process app on a fresh store with one key per role; no socket needed (`app.request`). */
-export async function testApp(opts: { dialect?: Dialect; config?: Record<string, unknown>; modules?: Module[]; now?: () => number } = {}): Promise<TestApp> {
+export async function testApp(
+  opts: { dialect?: Dialect; config?: Record<string, unknown>; modules?: Module[]; now?: () => number } = {},
+): Promise<TestApp> {
   const store = await freshStore(opts.dialect ?? 'sqlite');
   const dataDir = mkdtempSync(join(tmpdir(), 'sb-app-'));
   const config = parseConfig({
