@@ -1,3 +1,4 @@
+export * from './approved.js';
 export * from './capability.js';
 export * from './cel.js';
 export * from './compile.js';
