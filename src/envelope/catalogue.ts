@@ -23,6 +23,8 @@ export const EVENT_TYPES = [
   'agent.subagent.stopped',
   'agent.notification.raised',
   'agent.runtime.unrecognized',
+  'agent.runtime.observed',
+  'agent.permission.resolved',
   // mouth
   'agent.progress.reported',
   'agent.approval.requested',

@@ -8,6 +8,7 @@ import type { Vault } from '../log/vault.js';
 import type { Db } from '../store/port.js';
 import type { KeyRing } from './auth.js';
 import type { Metrics } from './metrics.js';
+import type { ApprovalService, GateService } from './ports.js';
 
 export type Role = 'admin' | 'agent' | 'approver';
 
@@ -39,6 +40,10 @@ export interface Services {
   configSource: string;
   /** Milliseconds since the epoch; injected so tests can move time. */
   now: () => number;
+  /** Set by the gate module when it starts; undefined while it is not running. */
+  gate?: GateService;
+  /** Set by the approvals module when it starts. */
+  approvals?: ApprovalService;
   /** Appends an event (and its outbox row) using the configured tenant and environment. */
   emit(input: EnvelopeInput, db?: Db): Promise<Envelope>;
 }
