@@ -7,3 +7,4 @@ export * from './retry.js';
 export * from './sign.js';
 export * from './ssrf.js';
 export * from './config.js';
+export * from './events.js';
