@@ -200,6 +200,13 @@ describe('evaluate: failing closed and open', () => {
     expect(d.trace.errors[0]?.message).toMatch(/command/);
   });
 
+  it('counts a condition that yields a non-bool at run time as an error', () => {
+    const p = policy(['{ id: str, when: "input.flag", decision: deny, reason_code: X }']);
+    const { decision, trace } = evaluateWithTrace(p, { tool: 'Deploy', input: { flag: 'yes' } });
+    expect(decision.reason_code).toBe('POLICY_ERROR');
+    expect(trace.errors[0]?.message).toMatch(/not bool/);
+  });
+
   it('defers instead where configured', () => {
     const d = evaluate(policy([throwing], '{ fail_mode_high: defer }'), { tool: 'Deploy', input: {} });
     expect(d).toMatchObject({ decision: 'defer', reason_code: 'POLICY_ERROR' });
