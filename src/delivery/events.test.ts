@@ -7,13 +7,20 @@ import { classify } from './retry.js';
 const mid = () => 0.5;
 
 describe('attemptRecord', () => {
-  it('records a success', () => {
-    const r: SendResult = { sent: true, status: 204, headers: {}, body: '', durationMs: 12 };
+  it('records a success without the receiver’s body', () => {
+    const r: SendResult = {
+      sent: true,
+      status: 200,
+      headers: {},
+      body: '{"ok":true,"text":"hi"}',
+      durationMs: 12,
+    };
     const rec = attemptRecord(r, classify(r, { attempt: 1, now: 0 }), 1);
     expect(rec).toMatchObject({
       type: 'integration.delivery.succeeded',
-      data: { outcome: 'ok', status: 204 },
+      data: { outcome: 'ok', status: 200 },
     });
+    expect(rec.data.body_excerpt).toBeUndefined();
   });
 
   it('records a retry with its next time and the throttle flag', () => {

@@ -6,6 +6,7 @@ import type { Outcome } from './retry.js';
  * What one attempt becomes in the log: the event type and a secret-free payload. Pure, so the relay
  * only appends it. Response bodies are cut to a short excerpt here because the event log is not the
  * place for a receiver's (possibly sensitive) answer; the full capped body belongs in the vault.
+ * Pinned by `events.test.ts`.
  */
 
 /** Enough of a receiver's answer to see what went wrong at a glance. */
@@ -39,7 +40,9 @@ export function attemptRecord(result: SendResult, outcome: Outcome, attempt: num
   };
   if (result.status !== undefined) data.status = result.status;
   if (result.error !== undefined) data.error = result.error;
-  if (result.body) data.body_excerpt = result.body.slice(0, BODY_EXCERPT_CHARS);
+  // Only failures keep an excerpt: a 2xx body of a chat API echoes the message, which is already
+  // in the log in redacted form.
+  if (result.body && outcome.kind !== 'ok') data.body_excerpt = result.body.slice(0, BODY_EXCERPT_CHARS);
   if (result.blocked) data.blocked_reason = result.blocked.reason;
 
   switch (outcome.kind) {
