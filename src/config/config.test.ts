@@ -115,3 +115,15 @@ describe('config', () => {
     }
   });
 });
+
+describe('module sections', () => {
+  it('validates each source with its kind’s schema and names the key path', async () => {
+    const { moduleConfigChecks } = await import('../server/checks.js');
+    const checks = moduleConfigChecks();
+    expect(() => parseConfig({ sources: { github: { type: 'github', secret_env: 'GH_SECRET' } } }, 'test', checks)).not.toThrow();
+    const found = problems(() => parseConfig({ sources: { gh: { type: 'github', secret_env: 'GH', colour: 1 } } }, 'test', checks));
+    expect(found.map((p) => p.path)).toContain('sources.gh.colour');
+    const unknownType = problems(() => parseConfig({ sources: { x: { type: 'carrier-pigeon' } } }, 'test', checks));
+    expect(unknownType[0]!.path).toMatch(/^sources\.x/);
+  });
+});

@@ -1,6 +1,28 @@
-import type { ConfigCheck } from '../config/load.js';
+import type { z } from 'zod';
+import { type ConfigCheck, type ConfigProblem, describeIssues } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { sourceConfigSchema } from '../ingress/sources/index.js';
 
-/** The config checks modules add for the sections they own; empty until a module registers one. */
+/**
+ * Validates a section a module owns with that module's strict schema, reporting problems under the
+ * section's full key path (`sources.github.secret_env: …`), as the core schema does for its own keys.
+ */
+export function sectionCheck(prefix: string, pick: (c: Config) => unknown, schema: z.ZodType): ConfigCheck {
+  return (config) => {
+    const result = schema.safeParse(pick(config));
+    if (result.success) return [];
+    return describeIssues(result.error.issues).map((p): ConfigProblem => ({
+      path: p.path === '(root)' ? prefix : p.path.startsWith('[') ? `${prefix}${p.path}` : `${prefix}.${p.path}`,
+      message: p.message,
+    }));
+  };
+}
+
+function eachEntry(prefix: string, pick: (c: Config) => Record<string, unknown>, schema: z.ZodType): ConfigCheck {
+  return (config) => Object.entries(pick(config)).flatMap(([name, value]) => sectionCheck(`${prefix}.${name}`, () => value, schema)(config));
+}
+
+/** The config checks modules add for the sections they own. */
 export function moduleConfigChecks(): ConfigCheck[] {
-  return [];
+  return [eachEntry('sources', (c) => c.sources, sourceConfigSchema)];
 }

@@ -86,7 +86,14 @@ export interface ApprovalService {
 }
 
 /** A2A-aligned task states (docs/ARCHITECTURE.md, task lifecycle). */
-export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected';
+export type TaskState =
+  | 'submitted'
+  | 'working'
+  | 'input-required'
+  | 'completed'
+  | 'failed'
+  | 'canceled'
+  | 'rejected';
 
 export interface TaskView {
   id: string;
@@ -108,7 +115,15 @@ export interface TaskView {
 export interface LaunchRequest {
   trigger_id: string;
   action:
-    | { type: 'command'; command: string[]; cwd?: string; env?: Record<string, string>; max_runtime_seconds?: number; max_steps?: number; runtime?: string }
+    | {
+        type: 'command';
+        command: string[];
+        cwd?: string;
+        env?: Record<string, string>;
+        max_runtime_seconds?: number;
+        max_steps?: number;
+        runtime?: string;
+      }
     | { type: 'http'; url: string; headers?: Record<string, string>; body_template?: unknown }
     | { type: 'notify'; channels?: string[] };
   /** Trusted fields the action's arguments may be templated from. */
