@@ -131,3 +131,14 @@ export class ChannelConfigError extends Error {
     this.name = 'ChannelConfigError';
   }
 }
+
+/**
+ * Thrown by an `HttpPost` or `SmtpTransport` that refuses the target (the egress policy): no retry
+ * reaches a blocked address, so `send` maps it to `dead`. Its message must be secret-free.
+ */
+export class TargetRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TargetRefusedError';
+  }
+}

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   ChannelConfigError,
+  TargetRefusedError,
   type FormatContext,
   type HttpRequest,
   type HttpResponse,
@@ -132,6 +133,7 @@ export async function sendHttp<C>(
   try {
     res = await deps.post({ ...req, timeoutMs: req.timeoutMs ?? SEND_TIMEOUT_MS });
   } catch (err) {
+    if (err instanceof TargetRefusedError) return { kind: 'dead', reason: err.message };
     return { kind: 'retry', error: networkError(err) };
   }
   return kind.parseResult(res);

@@ -1,5 +1,5 @@
 import type { ChannelKind, SendResult, SmtpMail, SmtpReply } from '../channel.js';
-import { ChannelConfigError } from '../channel.js';
+import { ChannelConfigError, TargetRefusedError } from '../channel.js';
 import { networkError } from '../http.js';
 import { EMAIL_TEXT_MAX_BYTES, type EmailConfig, emailConfig, formatEmail } from './format.js';
 import { smtpSend } from './smtp.js';
@@ -34,6 +34,7 @@ export const email: ChannelKind<EmailConfig, SmtpMail, SmtpReply> = {
     try {
       return parseSmtpResult(await (deps.smtp ?? smtpSend)(mail, deps.secret));
     } catch (err) {
+      if (err instanceof TargetRefusedError) return { kind: 'dead', reason: err.message };
       return { kind: 'retry', error: networkError(err) };
     }
   },

@@ -124,12 +124,15 @@ export interface SmtpOptions {
   timeoutMs?: number;
   /** Extra trusted CA certificates (PEM), for a relay with a private CA; the system store is the default. */
   ca?: string | Buffer | (string | Buffer)[];
+  /** Picks the address to connect to (the egress guard); the host name is still used for TLS. */
+  resolveHost?: (host: string) => Promise<string>;
 }
 
 export function createSmtpTransport(opts: SmtpOptions = {}): SmtpTransport {
   const timeoutMs = opts.timeoutMs ?? SMTP_TIMEOUT_MS;
   return async (mail, secret) => {
-    let conn = attach(await open(mail.host, mail.port, timeoutMs));
+    const address = opts.resolveHost ? await opts.resolveHost(mail.host) : mail.host;
+    let conn = attach(await open(address, mail.port, timeoutMs));
     try {
       return await transact(mail, secret, conn, async () => {
         conn.detach();
