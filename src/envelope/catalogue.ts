@@ -59,6 +59,8 @@ export const EVENT_TYPES = [
   'integration.delivery.unknown',
   'integration.delivery.blocked',
   'integration.delivery.replayed',
+  'integration.endpoint.disabled',
+  'integration.endpoint.enabled',
   // ears
   'integration.webhook.accepted',
   'integration.webhook.rejected',

@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import { type ConfigCheck, type ConfigProblem, describeIssues } from '../config/load.js';
 import type { Config } from '../config/schema.js';
+import { deliveryConfigSchema } from '../delivery/config.js';
+import { egressAllowProblems } from '../delivery/ssrf.js';
 import { sourceConfigSchema } from '../ingress/sources/index.js';
 
 /**
@@ -24,5 +26,13 @@ function eachEntry(prefix: string, pick: (c: Config) => Record<string, unknown>,
 
 /** The config checks modules add for the sections they own. */
 export function moduleConfigChecks(): ConfigCheck[] {
-  return [eachEntry('sources', (c) => c.sources, sourceConfigSchema)];
+  return [
+    eachEntry('sources', (c) => c.sources, sourceConfigSchema),
+    sectionCheck('delivery', (c) => c.delivery, deliveryConfigSchema),
+    (c) =>
+      egressAllowProblems(c.egress.allow).map((line) => {
+        const m = /^(egress\.allow\[\d+\])\s*(.*)$/.exec(line);
+        return m ? { path: m[1]!, message: m[2]! } : { path: 'egress.allow', message: line };
+      }),
+  ];
 }
