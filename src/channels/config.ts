@@ -1,5 +1,4 @@
-import type { AnyChannelKind } from './index.js';
-import { channelKind, CHANNEL_KINDS } from './index.js';
+import { type AnyChannelKind, CHANNEL_KINDS, channelKind } from './registry.js';
 
 /** Validating `channels.<name>` by type, for the config loader's checks and the notify module. */
 

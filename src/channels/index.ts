@@ -1,41 +1,18 @@
-import type { ChannelKind } from './channel.js';
-import { alertmanager } from './alertmanager/index.js';
-import { dingtalk } from './dingtalk/index.js';
-import { discord } from './discord/index.js';
-import { email } from './email/index.js';
-import { feishu } from './feishu/index.js';
-import { ntfy } from './ntfy/index.js';
-import { slack } from './slack/index.js';
-import { telegram } from './telegram/index.js';
-import { webhook } from './webhook/index.js';
-import { wecom } from './wecom/index.js';
-
+/** The channels module: one folder per kind, the registry, config checks and the production senders. */
 export * from './channel.js';
+export { type ChannelProblem, type ConfiguredChannel, checkChannels, parseChannels } from './config.js';
 export { SEND_TIMEOUT_MS } from './http.js';
+export { guardedPost, guardedSmtp } from './post.js';
+export { type AnyChannelKind, CHANNEL_KINDS, type ChannelType, channelKind } from './registry.js';
 export { labels, stripMassMentions, truncate } from './text.js';
-export { alertmanager, dingtalk, discord, email, feishu, ntfy, slack, telegram, webhook, wecom };
-export { SLACK_APPROVE_ACTION, SLACK_REJECT_ACTION } from './slack/index.js';
-export { callbackData as telegramCallbackData } from './telegram/index.js';
-
-/** A kind whose config type is not known statically: parse with `configSchema`, then `send`. */
-export type AnyChannelKind = ChannelKind<unknown, unknown, unknown>;
-
-/** Every channel kind by its `type` (the `type:` key of a `channels.<name>` config entry). */
-export const CHANNEL_KINDS = {
-  ntfy,
-  feishu,
-  dingtalk,
-  wecom,
-  slack,
-  discord,
-  telegram,
-  webhook,
-  email,
-  alertmanager,
-} as const satisfies Record<string, AnyChannelKind>;
-
-export type ChannelType = keyof typeof CHANNEL_KINDS;
-
-export function channelKind(type: string): AnyChannelKind | undefined {
-  return Object.hasOwn(CHANNEL_KINDS, type) ? CHANNEL_KINDS[type as ChannelType] : undefined;
-}
+export { alertmanager } from './alertmanager/index.js';
+export { dingtalk } from './dingtalk/index.js';
+export { discord } from './discord/index.js';
+export { createSmtpTransport, email, type SmtpOptions } from './email/index.js';
+export { feishu, feishuSign } from './feishu/index.js';
+export { dingtalkSign } from './dingtalk/index.js';
+export { ntfy } from './ntfy/index.js';
+export { SLACK_APPROVE_ACTION, SLACK_REJECT_ACTION, slack } from './slack/index.js';
+export { callbackData as telegramCallbackData, telegram } from './telegram/index.js';
+export { webhook } from './webhook/index.js';
+export { wecom } from './wecom/index.js';
