@@ -8,7 +8,7 @@ import type { Vault } from '../log/vault.js';
 import type { Db } from '../store/port.js';
 import type { KeyRing } from './auth.js';
 import type { Metrics } from './metrics.js';
-import type { ApprovalService, GateService, TaskService } from './ports.js';
+import type { ApprovalService, DeliveryPort, GateService, TaskService } from './ports.js';
 
 export type Role = 'admin' | 'agent' | 'approver';
 
@@ -44,6 +44,8 @@ export interface Services {
   gate?: GateService;
   /** Set by the approvals module when it starts. */
   approvals?: ApprovalService;
+  /** Set by the delivery module when it starts. */
+  deliveries?: DeliveryPort;
   /** Set by the tasks module when it starts. */
   tasks?: TaskService;
   /** Appends an event (and its outbox row) using the configured tenant and environment. */

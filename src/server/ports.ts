@@ -142,3 +142,19 @@ export interface TaskService {
   touch(taskId: string, opts?: { step?: boolean; session_id?: string; runtime?: string }): Promise<void>;
   resume(id: string, message: string, by: Principal): Promise<TaskView>;
 }
+
+/** Queues a message for a configured destination (a channel name) in the caller's transaction. */
+export interface DeliveryPort {
+  enqueue(
+    tx: import('../store/port.js').Db,
+    req: {
+      /** The event that causes the delivery: its id is the idempotency key (`webhook-id`, provider ids). */
+      eventId: string;
+      destination: string;
+      /** A `Message` of `src/channels/channel.ts`. */
+      message: unknown;
+      /** `high`: the priority lane (blocked, awaiting approval, failed): retried until delivered. */
+      priority?: 'normal' | 'high';
+    },
+  ): Promise<{ id: string }>;
+}
