@@ -117,4 +117,38 @@ describe('ntfy against a local ntfy stand-in', () => {
     expect(res).toEqual({ kind: 'dead', reason: 'environment variable NTFY_TOKEN is not set' });
     expect(rx.requests).toHaveLength(0);
   });
+
+  it('carries an approve action a phone can press: the app POSTs to the signed link and the gateway sees it', async () => {
+    const gateway = await startReceiver(() => json(200, { status: 'approved' }));
+    rx = await startReceiver(ntfyServer);
+    try {
+      const actions = {
+        approveUrl: `${gateway.url}/v1/approvals/apr_1/approve?t=one-time`,
+        rejectUrl: `${gateway.url}/v1/approvals/apr_1/reject?t=one-time`,
+        pageUrl: `${gateway.url}/console/approvals/apr_1`,
+        approvalId: 'apr_1',
+      };
+      const config = ntfy.configSchema.parse({
+        type: 'ntfy',
+        url: rx.url,
+        topic: 'agents',
+        token_env: 'NTFY_TOKEN',
+      });
+      expect((await ntfy.send(approvalMessage({ actions }), config, deps)).kind).toBe('ok');
+      // What the ntfy app does on a tap of an `http` action: method (default POST), url, headers, body.
+      const published = JSON.parse(rx.requests[0]?.body ?? '{}');
+      const approve = published.actions.find((a: { label: string }) => a.label === 'Approve');
+      const pressed = await fetch(approve.url, {
+        method: approve.method ?? 'POST',
+        headers: approve.headers ?? {},
+        body: approve.body ?? '',
+      });
+      expect(pressed.status).toBe(200);
+      expect(gateway.requests.map((r) => [r.method, r.url])).toEqual([
+        ['POST', '/v1/approvals/apr_1/approve?t=one-time'],
+      ]);
+    } finally {
+      await gateway.close();
+    }
+  });
 });
