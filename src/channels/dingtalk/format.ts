@@ -32,6 +32,10 @@ export type DingtalkConfig = z.infer<typeof dingtalkConfig>;
 
 /** DingTalk publishes no markdown limit; 4000 characters stays far below the request size limit even in CJK. */
 export const DINGTALK_TEXT_MAX_CHARS = 4000;
+/** Room kept for the owner mention: "\n\n@" and a mobile of up to 20 characters. */
+const MENTION_ROOM = 24;
+/** The title is what the chat list previews; longer is cut there anyway. */
+const TITLE_MAX = 100;
 
 /** 加签 (signature_vectors.md 5): HMAC keyed by the SECRET over `timestamp + "\n" + secret`, base64, URL-encoded. */
 export function dingtalkSign(timestampMs: number, secret: string): string {
@@ -46,13 +50,13 @@ const mdLines = (text: string) => text.replace(/\r?\n/g, '  \n');
 export function dingtalkText(msg: Message, config: DingtalkConfig): string {
   const head = config.keyword && !headline(msg).includes(config.keyword) ? `[${config.keyword}] ` : '';
   const links = msg.actions === undefined; // with actions the buttons carry them
-  return head + plainText(msg, DINGTALK_TEXT_MAX_CHARS - head.length - 40, 'chars', { links });
+  return head + plainText(msg, DINGTALK_TEXT_MAX_CHARS - head.length - MENTION_ROOM, 'chars', { links });
 }
 
 export function formatDingtalk(input: Message, config: DingtalkConfig, ctx: FormatContext): HttpRequest {
   const msg = sanitize(input);
   const l = labels(msg.locale);
-  const title = truncate(headline(msg), 100, 'chars');
+  const title = truncate(headline(msg), TITLE_MAX, 'chars');
   let text = mdLines(dingtalkText(msg, config));
   let body: Record<string, unknown>;
   if (msg.actions) {

@@ -31,6 +31,9 @@ export type FeishuConfig = z.infer<typeof feishuConfig>;
 /** Custom-bot requests are limited to 20 KB; half goes to the text, the rest to the card frame and escaping. */
 export const FEISHU_TEXT_MAX_BYTES = 10_000;
 
+/** A card header is one or two lines on a phone. */
+const TITLE_MAX = 200;
+
 const TEMPLATE: Record<Severity, string> = { info: 'blue', warn: 'orange', critical: 'red' };
 
 /**
@@ -62,7 +65,7 @@ export function formatFeishu(input: Message, config: FeishuConfig, ctx: FormatCo
   const card = {
     config: { wide_screen_mode: true },
     header: {
-      title: { tag: 'plain_text', content: truncate(headline(msg), 200, 'chars') },
+      title: { tag: 'plain_text', content: truncate(headline(msg), TITLE_MAX, 'chars') },
       template: TEMPLATE[msg.severity],
     },
     elements,

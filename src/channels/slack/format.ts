@@ -37,6 +37,7 @@ export type SlackConfig = z.infer<typeof slackConfig>;
 /** Block Kit: a section's text is at most 3000 characters. */
 export const SLACK_SECTION_MAX_CHARS = 3000;
 const HEADER_MAX_CHARS = 150; // Block Kit header limit
+const FALLBACK_MAX_CHARS = 300; // the push notification shows a line or two of it
 export const SLACK_APPROVE_ACTION = 'switchboard_approve';
 export const SLACK_REJECT_ACTION = 'switchboard_reject';
 
@@ -84,7 +85,7 @@ export function formatSlack(input: Message, config: SlackConfig, ctx: FormatCont
   }
   // `text` is the notification and screen-reader fallback when blocks are present.
   const body: Record<string, unknown> = {
-    text: slackEscape(truncate(`${headline(msg)}: ${msg.summary}`, 300, 'chars')),
+    text: slackEscape(truncate(`${headline(msg)}: ${msg.summary}`, FALLBACK_MAX_CHARS, 'chars')),
     blocks,
   };
   const headers: Record<string, string> = { ...JSON_HEADERS };
