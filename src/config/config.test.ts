@@ -127,3 +127,15 @@ describe('module sections', () => {
     expect(unknownType[0]!.path).toMatch(/^sources\.x/);
   });
 });
+
+describe('channel sections', () => {
+  it('validates each channel with its kind’s schema and the egress allow-list', async () => {
+    const { moduleConfigChecks } = await import('../server/checks.js');
+    const checks = moduleConfigChecks();
+    expect(() => parseConfig({ channels: { phone: { type: 'ntfy', url: 'https://ntfy.sh', topic: 'agents' } } }, 'test', checks)).not.toThrow();
+    const found = problems(() => parseConfig({ channels: { phone: { type: 'ntfy', url: 'https://ntfy.sh' } } }, 'test', checks));
+    expect(found[0]!.path).toMatch(/^channels\.phone/);
+    const egress = problems(() => parseConfig({ egress: { allow: ['10.0.0.0/33'] } }, 'test', checks));
+    expect(egress[0]!.path).toBe('egress.allow[0]');
+  });
+});

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { type ConfigCheck, type ConfigProblem, describeIssues } from '../config/load.js';
 import type { Config } from '../config/schema.js';
+import { checkChannels } from '../channels/index.js';
 import { deliveryConfigSchema } from '../delivery/config.js';
 import { egressAllowProblems } from '../delivery/ssrf.js';
 import { sourceConfigSchema } from '../ingress/sources/index.js';
@@ -27,6 +28,7 @@ function eachEntry(prefix: string, pick: (c: Config) => Record<string, unknown>,
 /** The config checks modules add for the sections they own. */
 export function moduleConfigChecks(): ConfigCheck[] {
   return [
+    (c) => checkChannels(c.channels),
     eachEntry('sources', (c) => c.sources, sourceConfigSchema),
     sectionCheck('delivery', (c) => c.delivery, deliveryConfigSchema),
     (c) =>
