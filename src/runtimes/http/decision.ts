@@ -1,0 +1,72 @@
+import type { ApprovalView, GateDecision } from '../../server/ports.js';
+import type { Decision, RuntimeAdapter } from '../runtime.js';
+
+/** Pure rules of the hook route: how long to hold an approval, and what its outcome means. */
+
+/** Below the runtime's own timeout, so the runtime hears the answer rather than timing out. */
+export const HOLD_SHARE_OF_RUNTIME_TIMEOUT = 0.8;
+
+/** Time kept back from the bridge's deadline for the reply to travel and be written. */
+export const BRIDGE_DEADLINE_MARGIN_MS = 2_000;
+
+/**
+ * How long to hold a `require_approval`. A runtime whose timeout is undocumented (Cursor) is not held:
+ * guessing too long would let it decide on its own, so it gets the native ask or the deny at once.
+ */
+export function holdMs(adapter: RuntimeAdapter, waitSeconds: number, bridgeDeadlineMs?: number): number {
+  if (adapter.defaultTimeoutMs === null) return 0;
+  let ms = Math.min(waitSeconds * 1000, HOLD_SHARE_OF_RUNTIME_TIMEOUT * adapter.defaultTimeoutMs);
+  if (bridgeDeadlineMs !== undefined) ms = Math.min(ms, bridgeDeadlineMs - BRIDGE_DEADLINE_MARGIN_MS);
+  return Math.max(0, Math.floor(ms));
+}
+
+/** The gate's contract, as the adapters read it (they ignore what they cannot carry). */
+export function forAdapter(g: GateDecision): Decision {
+  const d: Decision = { decision: g.decision, reason_code: g.reason_code };
+  if (g.reason !== undefined) d.reason = g.reason;
+  if (g.input !== undefined) d.input = g.input;
+  if (g.approval_id !== undefined) d.approval_id = g.approval_id;
+  if (g.policy_revision !== null) d.policy_revision = g.policy_revision;
+  d.plan_digest = g.plan_digest;
+  if (g.capability !== undefined) d.capability = g.capability;
+  d.constraints = g.constraints;
+  d.matched_rules = g.matched_rules;
+  return d;
+}
+
+/** A held approval's state turned into the decision to answer with; still pending keeps the ask. */
+export function afterWait(held: Decision, view: ApprovalView | undefined): Decision {
+  if (!view) return held;
+  const base = { approval_id: view.id, ...(held.plan_digest ? { plan_digest: held.plan_digest } : {}) };
+  switch (view.state) {
+    case 'approved': {
+      const by = view.decided_by ? ` by ${view.decided_by}` : '';
+      const d: Decision = {
+        ...base,
+        decision: 'allow',
+        reason_code: 'APPROVED',
+        reason: `approval ${view.id} granted${by}${view.comment ? `: ${view.comment}` : ''}`,
+      };
+      if (view.capability) d.capability = view.capability;
+      return d;
+    }
+    case 'rejected':
+      return {
+        ...base,
+        decision: 'deny',
+        reason_code: 'APPROVAL_REJECTED',
+        reason: view.comment
+          ? `approval ${view.id} rejected: ${view.comment}`
+          : `approval ${view.id} rejected${view.decided_by ? ` by ${view.decided_by}` : ''}`,
+      };
+    case 'expired':
+      return {
+        ...base,
+        decision: 'deny',
+        reason_code: 'APPROVAL_EXPIRED',
+        reason: `approval ${view.id} expired before anyone decided`,
+      };
+    default:
+      return held;
+  }
+}

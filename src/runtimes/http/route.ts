@@ -1,0 +1,165 @@
+import type { Context } from 'hono';
+import type { Envelope, EnvelopeInput } from '../../envelope/index.js';
+import { causedBy } from '../../envelope/index.js';
+import { AppError } from '../../errors/index.js';
+import { BRIDGE_HEADER, DEADLINE_HEADER } from '../../hook/protocol.js';
+import { GATE_UNAVAILABLE, failsClosed, unavailableDecision } from '../../hook/read-only.js';
+import { readBody } from '../../server/body.js';
+import type { AppEnv, Principal, Services } from '../../server/module.js';
+import type { GateIntent } from '../../server/ports.js';
+import { RUNTIME_KINDS, runtimeFor } from '../index.js';
+import type { Decision, NativeReply, Normalized, RuntimeAdapter } from '../runtime.js';
+import type { HooksConfig } from './config.js';
+import { afterWait, forAdapter, holdMs } from './decision.js';
+
+const DAY_MS = 86_400_000;
+
+/** `POST /v1/runtimes/:runtime/hooks`: record, ask the gate when the runtime waits, answer natively. */
+export async function handleHook(c: Context<AppEnv>, s: Services, cfg: () => HooksConfig) {
+  const name = c.req.param('runtime') ?? '';
+  const adapter = runtimeFor(name);
+  if (!adapter) {
+    throw new AppError(
+      'not_found',
+      `no runtime named ${JSON.stringify(name.slice(0, 40))}; known: ${RUNTIME_KINDS.join(', ')}`,
+    );
+  }
+  const bytes = await readBody(c, s.config.server.body_limit_bytes);
+  const n = adapter.normalize(bytes);
+  const principal = c.get('principal');
+  const cause = await record(s, adapter, n, bytes, principal);
+  await touch(s, n, adapter, principal);
+
+  let reply: NativeReply;
+  if (n.problem) reply = adapter.errorReply(n.problem);
+  else if (n.intent && n.blocking) {
+    const deadline = Number(c.req.header(DEADLINE_HEADER));
+    const decision = await decide(s, adapter, n, principal, cause, {
+      waitSeconds: cfg().approval_wait_seconds,
+      ...(Number.isFinite(deadline) && deadline > 0 ? { bridgeDeadlineMs: deadline } : {}),
+      signal: c.req.raw.signal,
+    });
+    reply = adapter.reply(n, decision);
+  } else reply = adapter.reply(n, null);
+
+  const status = n.problem ? 400 : 200;
+  const bridge = c.req.header(BRIDGE_HEADER) === '1';
+  // A command-only runtime has no HTTP body; whoever calls for it gets the whole native reply.
+  if (bridge || reply.httpBody === undefined) {
+    return c.json({ exitCode: reply.exitCode, stdout: reply.stdout, stderr: reply.stderr }, status);
+  }
+  return c.json(reply.httpBody as Record<string, unknown>, status);
+}
+
+/** The raw body goes to the vault; the envelopes point at it. One transaction, so neither is half-kept. */
+async function record(
+  s: Services,
+  adapter: RuntimeAdapter,
+  n: Normalized,
+  bytes: Uint8Array,
+  principal: Principal,
+): Promise<Envelope> {
+  return s.db.tx(async (tx) => {
+    const stored =
+      bytes.byteLength > 0
+        ? await s.vault.put(bytes, {
+            tenantId: s.config.tenant.id,
+            ttlMs: s.config.vault.retention_days * DAY_MS,
+            db: tx,
+          })
+        : undefined;
+    const appended: Envelope[] = [];
+    for (const e of n.envelopes) {
+      const input: EnvelopeInput = {
+        ...e,
+        runtime: { kind: adapter.kind, adapter_version: adapter.adapterVersion, ...e.runtime },
+        execution: {
+          ...e.execution,
+          task_id: principal.task_id ?? null,
+          session_id: n.sessionId ?? e.execution?.session_id ?? null,
+        },
+      };
+      if (stored) Object.assign(input, { payload_ref: stored.ref, payload_digest: stored.digest });
+      if (!e.actor?.agent_id) input.actor = { ...e.actor, agent_id: principal.name };
+      appended.push(await s.emit(input, tx));
+    }
+    // Adapters always yield at least one envelope; the first carries the intent.
+    return appended[0]!;
+  });
+}
+
+/** Activity feeds the supervisor's stall detection; a failure here must not fail the agent's hook. */
+async function touch(s: Services, n: Normalized, adapter: RuntimeAdapter, principal: Principal) {
+  if (!s.tasks || !principal.task_id) return;
+  try {
+    await s.tasks.touch(principal.task_id, {
+      step: n.intent !== undefined,
+      ...(n.sessionId ? { session_id: n.sessionId } : {}),
+      runtime: adapter.kind,
+    });
+  } catch (err) {
+    s.logger.warn({ err, task_id: principal.task_id }, 'hook: could not record task activity');
+  }
+}
+
+interface DecideOptions {
+  waitSeconds: number;
+  bridgeDeadlineMs?: number;
+  signal: AbortSignal;
+}
+
+async function decide(
+  s: Services,
+  adapter: RuntimeAdapter,
+  n: Normalized,
+  principal: Principal,
+  cause: Envelope,
+  opts: DecideOptions,
+): Promise<Decision | null> {
+  const intent = n.intent!;
+  const gateIntent: GateIntent = {
+    tool: intent.tool,
+    input: intent.input,
+    runtime: adapter.kind,
+    event_type: cause.type,
+    ...(intent.action ? { action: intent.action } : {}),
+    ...(intent.resource ? { resource: intent.resource } : {}),
+    ...(principal.task_id ? { task_id: principal.task_id } : {}),
+    ...(n.sessionId ? { session_id: n.sessionId } : {}),
+  };
+  let decision: Decision;
+  try {
+    if (!s.gate) throw new Error('the gate module is not running');
+    decision = forAdapter(await s.gate.evaluate(gateIntent, { principal, cause }));
+  } catch (err) {
+    return unavailable(s, n, cause, (err as Error).message);
+  }
+  if (decision.decision === 'require_approval' && decision.approval_id && s.approvals) {
+    const ms = holdMs(adapter, opts.waitSeconds, opts.bridgeDeadlineMs);
+    if (ms > 0) {
+      const view = await s.approvals.wait(decision.approval_id, ms, opts.signal).catch((err: unknown) => {
+        s.logger.warn({ err, approval_id: decision.approval_id }, 'hook: waiting for the approval failed');
+        return undefined;
+      });
+      decision = afterWait(decision, view);
+    }
+  }
+  return decision;
+}
+
+/**
+ * No decision could be had. Closed for tools not known read-only, open for the rest; either way the
+ * outcome is in the log, caused by the request, so an audit shows why the call was refused or let by.
+ */
+async function unavailable(s: Services, n: Normalized, cause: Envelope, why: string) {
+  s.logger.warn({ why, tool: n.intent?.tool }, 'hook: the gate is unavailable');
+  const closed = failsClosed(n, 'closed');
+  await s.emit(
+    causedBy(cause, {
+      type: closed ? 'agent.tool.denied' : 'agent.tool.authorized',
+      subject: { tool: n.intent?.tool ?? null },
+      redacted_summary: { reason_code: GATE_UNAVAILABLE, fail: closed ? 'closed' : 'open-read-only' },
+    }),
+  );
+  return closed ? unavailableDecision(`the policy gate is unavailable (${why})`) : null;
+}
