@@ -1,0 +1,86 @@
+import { join, resolve } from 'node:path';
+import { AppError } from '../errors/index.js';
+import { resolveVaultKey } from '../log/vault.js';
+import type { Module, Services } from '../server/module.js';
+import { type ApprovalsConfig, approvalsConfigSchema } from './config.js';
+import { type Worker, startExpiryWorker } from './expiry.js';
+import { linkRoutes } from './link-routes.js';
+import { deriveLinkKey } from './links.js';
+import { approvalRoutes } from './routes.js';
+import { Approvals } from './service.js';
+
+export interface ApprovalsModuleOptions {
+  /** Overrides for the `approvals:` config section (tests use short intervals). */
+  config?: Partial<ApprovalsConfig>;
+  /** The link HMAC key; by default derived from the vault key (links.ts says why). */
+  linkKey?: Uint8Array;
+  /** Whether `start` runs the expiry worker (tests drive `expireDue` by hand). */
+  expiryWorker?: boolean;
+}
+
+export interface ApprovalsModule extends Module {
+  /** The running service (after `routes` or `start`), e.g. for `approvalLinks` from the notify module. */
+  service(): Approvals | undefined;
+}
+
+function readConfig(services: Services, overrides: Partial<ApprovalsConfig> = {}): ApprovalsConfig {
+  // The main schema has no `approvals` section yet; read it when the lead adds one.
+  const section = (services.config as unknown as Record<string, unknown>).approvals ?? {};
+  return approvalsConfigSchema.parse({ ...(section as object), ...overrides });
+}
+
+/**
+ * Approvals: `POST/GET /v1/approvals…`, the signed-link page `/a/{token}`, and the expiry worker.
+ * Sets `services.approvals` on start.
+ */
+export function approvalsModule(opts: ApprovalsModuleOptions = {}): ApprovalsModule {
+  let impl: Approvals | undefined;
+  let config: ApprovalsConfig | undefined;
+  let worker: Worker | undefined;
+
+  const ensure = (services: Services): Approvals => {
+    if (impl) return impl;
+    config = readConfig(services, opts.config);
+    const linkKey =
+      opts.linkKey ??
+      deriveLinkKey(
+        resolveVaultKey(services.config.vault.key_env, join(resolve(services.config.data_dir), 'vault.key'))
+          .key,
+      );
+    impl = new Approvals(services, {
+      ttlMs: config.ttl_seconds * 1000,
+      pollMs: config.wait_poll_ms,
+      linkKey,
+    });
+    return impl;
+  };
+  const running = (): Approvals => {
+    if (!impl) throw new AppError('not_ready', 'the approvals module has not started');
+    return impl;
+  };
+
+  return {
+    name: 'approvals',
+    service: () => impl,
+    routes(app, services) {
+      ensure(services);
+      approvalRoutes(app, services, running, () => config?.max_wait_seconds ?? 0);
+      linkRoutes(app, running, services.now);
+    },
+    start(services) {
+      const approvals = ensure(services);
+      services.approvals = approvals;
+      if (opts.expiryWorker !== false) {
+        worker = startExpiryWorker({
+          sweep: () => approvals.expireDue(),
+          intervalMs: config!.expiry_sweep_ms,
+          logger: services.logger,
+        });
+      }
+    },
+    async stop() {
+      await worker?.stop();
+      worker = undefined;
+    },
+  };
+}

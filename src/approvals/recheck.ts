@@ -1,0 +1,68 @@
+import type { GateDecision, GateIntent, GateService } from '../server/ports.js';
+import type { Principal } from '../server/module.js';
+import type { ApprovalPlan, Recheck } from './view.js';
+
+/**
+ * The gate's optional re-check for an approved plan (`evaluateApproved` in src/gate/approved.ts): the
+ * plain `evaluate` answers `require_approval` again for a plan that still needs approval, which
+ * cannot issue a capability. When the running gate offers it, it is preferred.
+ */
+interface ApprovedRecheck {
+  evaluateApproved(
+    intent: GateIntent,
+    ctx: { principal: Principal },
+    frozen_plan_digest: string,
+  ): Promise<GateDecision>;
+}
+
+function offersApprovedRecheck(gate: GateService): gate is GateService & ApprovedRecheck {
+  return typeof (gate as Partial<ApprovedRecheck>).evaluateApproved === 'function';
+}
+
+/**
+ * On approval, the frozen plan is decided again under the policy serving now. Only an `allow` for the
+ * very same plan digest that carries a capability grants one; anything else (a deny, a changed plan,
+ * a gate error) leaves the approval approved but without a capability, and the reason is recorded.
+ * Fails closed: an error in the gate is `RECHECK_FAILED`, never a capability.
+ */
+export async function recheckPlan(
+  gate: GateService | undefined,
+  plan: ApprovalPlan,
+  frozenDigest: string,
+  asker: Principal,
+  extra: { task_id: string | null; session_id: string | null },
+): Promise<{ recheck: Recheck; capability?: NonNullable<GateDecision['capability']>; error?: unknown }> {
+  if (!gate) return { recheck: { outcome: 'skipped', reason_code: 'GATE_NOT_RUNNING' } };
+  const intent: GateIntent = { tool: plan.tool, input: plan.input };
+  if (plan.action !== undefined) intent.action = plan.action;
+  if (plan.resource !== undefined) intent.resource = plan.resource;
+  if (extra.task_id) intent.task_id = extra.task_id;
+  if (extra.session_id) intent.session_id = extra.session_id;
+  let d: GateDecision;
+  try {
+    d = offersApprovedRecheck(gate)
+      ? await gate.evaluateApproved(intent, { principal: asker }, frozenDigest)
+      : await gate.evaluate(intent, { principal: asker });
+  } catch (error) {
+    return {
+      recheck: {
+        outcome: 'no_capability',
+        decision: null,
+        reason_code: 'RECHECK_FAILED',
+        policy_revision: null,
+      },
+      error,
+    };
+  }
+  const base = { decision: d.decision, policy_revision: d.policy_revision };
+  if (d.plan_digest !== frozenDigest) {
+    return { recheck: { outcome: 'no_capability', ...base, reason_code: 'PLAN_CHANGED' } };
+  }
+  if (d.decision === 'allow' && d.capability) {
+    return {
+      recheck: { outcome: 'capability', ...base, reason_code: d.reason_code },
+      capability: d.capability,
+    };
+  }
+  return { recheck: { outcome: 'no_capability', ...base, reason_code: d.reason_code } };
+}

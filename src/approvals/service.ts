@@ -1,0 +1,319 @@
+import { causedBy, type EnvelopeInput, newId } from '../envelope/index.js';
+import { AppError } from '../errors/index.js';
+import { planDigest } from '../gate/digest.js';
+import type { Principal, Services } from '../server/module.js';
+import type { ApprovalRequest, ApprovalService } from '../server/ports.js';
+import { one } from '../store/port.js';
+import { DEFAULT_APPROVAL_TTL_SECONDS, WAIT_POLL_MS } from './config.js';
+import { type ApprovalLinks, linksFor, type ParsedToken, verifyLink } from './links.js';
+import { recheckPlan } from './recheck.js';
+import * as q from './sql.js';
+import { type ApprovalRecord, effectiveState, toRecord } from './view.js';
+
+export interface ApprovalsOptions {
+  ttlMs?: number;
+  pollMs?: number;
+  /** HMAC key for signed links (derived from the vault key by the module). */
+  linkKey: Uint8Array;
+}
+
+/** The request of the port, plus the key names allowed to decide (none: any approver or admin). */
+export type ApprovalRequestWithApprovers = ApprovalRequest & { approvers?: string[] };
+
+/** How a decision arrived: with a bearer key, or through a signed link (the token is the credential). */
+export type DecisionChannel = 'key' | 'link';
+
+/** Redacted summaries keep agent-written text short: the full reason is in the approvals row. */
+const SUMMARY_TEXT_MAX = 200;
+
+function clip(text: string): string {
+  return text.length > SUMMARY_TEXT_MAX ? `${text.slice(0, SUMMARY_TEXT_MAX - 1)}…` : text;
+}
+
+/**
+ * Approvals over the store. Every state change is one conditional UPDATE plus its event in the same
+ * transaction; in-process waiters are woken after commit, waiters elsewhere see it on their next poll.
+ */
+export class Approvals implements ApprovalService {
+  private readonly waiters = new Map<string, Set<() => void>>();
+  readonly ttlMs: number;
+  private readonly pollMs: number;
+
+  constructor(
+    private readonly s: Services,
+    private readonly opts: ApprovalsOptions,
+  ) {
+    this.ttlMs = opts.ttlMs ?? DEFAULT_APPROVAL_TTL_SECONDS * 1000;
+    this.pollMs = opts.pollMs ?? WAIT_POLL_MS;
+  }
+
+  async request(req: ApprovalRequestWithApprovers): Promise<ApprovalRecord> {
+    const now = this.s.now();
+    const ttl = req.ttl_ms ?? this.ttlMs;
+    if (!Number.isFinite(ttl) || ttl <= 0)
+      throw new AppError('bad_request', 'ttl_ms must be a positive number');
+    const id = newId('approval', now);
+    const digest = planDigest(req.plan);
+    const taskId = req.requested_by.task_id ?? req.task_id ?? null;
+    const sessionId = req.session_id ?? null;
+    const expiresAt = now + ttl;
+    const plan = {
+      tool: req.plan.tool,
+      input: req.plan.input,
+      ...(req.plan.action !== undefined ? { action: req.plan.action } : {}),
+      ...(req.plan.resource !== undefined ? { resource: req.plan.resource } : {}),
+    };
+    const input: EnvelopeInput = {
+      type: 'agent.approval.requested',
+      actor: { agent_id: req.requested_by.name },
+      execution: { task_id: taskId, session_id: sessionId },
+      subject: { tool: plan.tool, action: plan.action ?? req.action, resource_ref: plan.resource ?? null },
+      payload_digest: digest,
+      redacted_summary: {
+        approval_id: id,
+        action: clip(req.action),
+        reason: clip(req.reason),
+        plan_digest: digest,
+        expires_at: new Date(expiresAt).toISOString(),
+        ...(req.approvers?.length ? { approvers: req.approvers } : {}),
+      },
+    };
+    await this.s.db.tx(async (tx) => {
+      const env = await this.s.emit(req.cause ? causedBy(req.cause, input) : input, tx);
+      await tx.query(
+        q.insertApproval({
+          id,
+          action: req.action,
+          reason: req.reason,
+          plan: JSON.stringify(plan),
+          plan_digest: digest,
+          task_id: taskId,
+          session_id: sessionId,
+          requested_by: req.requested_by.name,
+          approvers: req.approvers?.length ? JSON.stringify(req.approvers) : null,
+          correlation_id: env.correlation_id,
+          request_event_id: env.event_id,
+          created_at: now,
+          expires_at: expiresAt,
+        }),
+      );
+    });
+    return (await this.get(id))!;
+  }
+
+  async row(id: string): Promise<q.ApprovalRow | undefined> {
+    return one<q.ApprovalRow>(this.s.db, q.selectApproval(id));
+  }
+
+  async get(id: string): Promise<ApprovalRecord | undefined> {
+    const row = await this.row(id);
+    return row ? toRecord(row, this.s.now()) : undefined;
+  }
+
+  async list(f: {
+    state?: ApprovalRecord['state'];
+    requestedBy?: string;
+    limit: number;
+  }): Promise<ApprovalRecord[]> {
+    const now = this.s.now();
+    const rows = await this.s.db.query<q.ApprovalRow>(q.listApprovals({ ...f, now }));
+    return rows.map((r) => toRecord(r, now));
+  }
+
+  async wait(id: string, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalRecord | undefined> {
+    const deadline = performance.now() + Math.max(0, timeoutMs);
+    for (;;) {
+      const view = await this.get(id);
+      if (!view || view.state !== 'pending' || signal?.aborted) return view;
+      const left = deadline - performance.now();
+      if (left <= 0) return view;
+      await this.sleep(id, Math.min(this.pollMs, left), signal);
+    }
+  }
+
+  private sleep(id: string, ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const set = this.waiters.get(id) ?? new Set<() => void>();
+      this.waiters.set(id, set);
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        set.delete(done);
+        if (set.size === 0 && this.waiters.get(id) === set) this.waiters.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
+      set.add(done);
+    });
+  }
+
+  private wake(id: string): void {
+    for (const fn of [...(this.waiters.get(id) ?? [])]) fn();
+  }
+
+  decide(
+    id: string,
+    decision: 'approve' | 'reject',
+    by: Principal,
+    comment?: string,
+  ): Promise<ApprovalRecord> {
+    return this.decideVia(id, decision, by, 'key', comment);
+  }
+
+  /**
+   * The one way an approval is decided. Checks run first for clear errors; the conditional UPDATE
+   * then settles races: of two concurrent decisions only one matches `state = 'pending'`.
+   */
+  async decideVia(
+    id: string,
+    decision: 'approve' | 'reject',
+    by: Principal,
+    via: DecisionChannel,
+    comment?: string,
+  ): Promise<ApprovalRecord> {
+    if (by.role === 'agent') throw new AppError('self_approval');
+    const row = await this.row(id);
+    if (!row) throw new AppError('not_found', `no approval ${id}`);
+    const approvers = row.approvers ? (JSON.parse(row.approvers) as string[]) : [];
+    // Admins may always decide (break-glass); a link was issued for this approval by the gateway itself.
+    if (via === 'key' && by.role !== 'admin' && approvers.length > 0 && !approvers.includes(by.name)) {
+      throw new AppError(
+        'forbidden',
+        `this approval may be decided by ${approvers.join(', ')} (or an admin)`,
+      );
+    }
+    this.assertPending(row);
+    const asker: Principal = { name: row.requested_by, role: 'agent' };
+    if (row.task_id) asker.task_id = row.task_id;
+    const checked =
+      decision === 'approve'
+        ? await recheckPlan(this.s.gate, JSON.parse(row.plan), row.plan_digest, asker, {
+            task_id: row.task_id,
+            session_id: row.session_id,
+          })
+        : undefined;
+    if (checked?.error) this.s.logger.error({ err: checked.error, approval_id: id }, 'gate re-check failed');
+    const state = decision === 'approve' ? 'approved' : 'rejected';
+    const updated = await this.s.db.tx(async (tx) => {
+      const now = this.s.now();
+      const [won] = await tx.query<q.ApprovalRow>(
+        q.decideApproval({
+          id,
+          state,
+          now,
+          by: by.name,
+          comment: comment ?? null,
+          capability: checked?.capability ? JSON.stringify(checked.capability) : null,
+          recheck: checked ? JSON.stringify(checked.recheck) : null,
+        }),
+      );
+      if (!won) {
+        const current = await one<q.ApprovalRow>(tx, q.selectApproval(id));
+        this.assertPending(current!, now);
+        throw new AppError('already_decided');
+      }
+      await this.s.emit(
+        this.followUp(
+          won,
+          state === 'approved' ? 'agent.approval.approved' : 'agent.approval.rejected',
+          {
+            decision: state,
+            decided_by: by.name,
+            via,
+            ...(comment ? { comment: clip(comment) } : {}),
+            ...(checked
+              ? {
+                  recheck: checked.recheck,
+                  ...(checked.capability ? { capability_id: checked.capability.id } : {}),
+                }
+              : {}),
+          },
+          by.name,
+        ),
+        tx,
+      );
+      return won;
+    });
+    this.wake(id);
+    return toRecord(updated, this.s.now());
+  }
+
+  private assertPending(row: q.ApprovalRow, now = this.s.now()): void {
+    const state = effectiveState(row, now);
+    if (state === 'expired')
+      throw new AppError(
+        'expired',
+        `approval ${row.id} expired at ${new Date(Number(row.expires_at)).toISOString()}`,
+      );
+    if (state !== 'pending') throw new AppError('already_decided', `approval ${row.id} was already ${state}`);
+  }
+
+  /** An event about an approval after its request: same correlation, caused by the request. */
+  private followUp(
+    row: q.ApprovalRow,
+    type: 'agent.approval.approved' | 'agent.approval.rejected' | 'agent.approval.expired',
+    summary: Record<string, unknown>,
+    userId: string | null,
+  ): EnvelopeInput {
+    const plan = JSON.parse(row.plan) as { tool: string; action?: string; resource?: string };
+    return {
+      type,
+      correlation_id: row.correlation_id,
+      causation_id: row.request_event_id,
+      actor: { user_id: userId, agent_id: row.requested_by },
+      execution: { task_id: row.task_id, session_id: row.session_id },
+      subject: { tool: plan.tool, action: plan.action ?? row.action, resource_ref: plan.resource ?? null },
+      payload_digest: row.plan_digest,
+      redacted_summary: {
+        approval_id: row.id,
+        action: clip(row.action),
+        plan_digest: row.plan_digest,
+        ...summary,
+      },
+    };
+  }
+
+  /** Marks past-due pending approvals `expired`, each with its event; returns how many. */
+  async expireDue(limit = 100): Promise<number> {
+    const due = await this.s.db.query<{ id: string }>(q.selectDue(this.s.now(), limit));
+    let count = 0;
+    for (const { id } of due) {
+      const expired = await this.s.db.tx(async (tx) => {
+        const [row] = await tx.query<q.ApprovalRow>(q.expireApproval(id, this.s.now()));
+        if (!row) return false; // decided, or expired by another replica, in between
+        await this.s.emit(
+          this.followUp(
+            row,
+            'agent.approval.expired',
+            { expires_at: new Date(Number(row.expires_at)).toISOString() },
+            null,
+          ),
+          tx,
+        );
+        return true;
+      });
+      if (expired) {
+        count += 1;
+        this.wake(id);
+      }
+    }
+    return count;
+  }
+
+  /** Signed links for a phone: a confirmation page and POST targets; see links.ts. */
+  async approvalLinks(id: string, baseUrl: string): Promise<ApprovalLinks> {
+    const row = await this.row(id);
+    if (!row) throw new AppError('not_found', `no approval ${id}`);
+    return linksFor(this.opts.linkKey, { ...row, expires_at: Number(row.expires_at) }, baseUrl);
+  }
+
+  /** The approval a link token names, when the token is genuine; undefined for anything forged or tampered. */
+  async rowForToken(token: ParsedToken): Promise<q.ApprovalRow | undefined> {
+    const row = await this.row(token.id);
+    if (!row) return undefined;
+    return verifyLink(this.opts.linkKey, token, { ...row, expires_at: Number(row.expires_at) })
+      ? row
+      : undefined;
+  }
+}
