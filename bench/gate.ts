@@ -89,6 +89,8 @@ interface Stats {
 
 function measure(kinds: number, run: (i: number) => void): Stats {
   for (let n = 0; n < WARMUP; n++) run(n % kinds);
+  // Under `node --expose-gc` each row starts from a clean heap, so one row's garbage is not the next row's pause.
+  (globalThis as { gc?: () => void }).gc?.();
   const samples = new Float64Array(ROUNDS);
   for (let n = 0; n < ROUNDS; n++) {
     const start = process.hrtime.bigint();

@@ -75,7 +75,7 @@ export function issueCapability(input: IssueCapabilityInput): CapabilityGrant & 
     policy_revision: input.policy_revision,
     budget: input.budget ?? {},
   };
-  const header = b64(JSON.stringify({ alg: 'HS256', typ: 'JWT', kid: input.key.id }));
+  const header = headerFor(input.key.id);
   const body = b64(JSON.stringify(claims));
   const signature = mac(input.key.secret, `${header}.${body}`).toString('base64url');
   return {
@@ -141,6 +141,18 @@ export async function verifyCapability(
   const checked = checkCapability(token, opts);
   if (!checked.ok || !opts.isRevoked) return checked;
   return (await opts.isRevoked(checked.claims)) ? fail('REVOKED') : checked;
+}
+
+const headers = new Map<string, string>();
+
+/** The header only changes with the key, so it is encoded once per key id. */
+function headerFor(kid: string): string {
+  let header = headers.get(kid);
+  if (header === undefined) {
+    header = b64(JSON.stringify({ alg: 'HS256', typ: 'JWT', kid }));
+    headers.set(kid, header);
+  }
+  return header;
 }
 
 function fail(reason: CapabilityFailure): CapabilityCheck {
