@@ -1,0 +1,235 @@
+import { ulid } from 'ulid';
+import { causedBy, type Envelope, type EnvelopeInput, sha256Hex } from '../../envelope/index.js';
+import { once } from '../../log/inbox.js';
+import type { Services } from '../../server/module.js';
+import type { Db } from '../../store/port.js';
+import { getDelivery, markDelivery } from '../pipeline/deliveries.js';
+import { type AcceptedFacts, readFacts } from '../pipeline/facts.js';
+import type { TriggerContext } from './cel.js';
+import type { LoopConfig } from './config.js';
+import { botActor, markerDepth } from './loop.js';
+import { loadPayload } from './payload.js';
+import { countSince, findWaiting, hasActive, insertRun, replaceEvent } from './runs.js';
+import type { CompiledTrigger } from './triggers.js';
+
+/** The inbox consumer of admission's decisions: keyed by it, a redelivered outbox row never admits twice. */
+export const ADMISSION_CONSUMER = 'ingress.admission';
+/** PostgreSQL advisory lock that serialises admission decisions (budgets and coalescing read, then write). */
+const ADMISSION_LOCK = 72_616_733;
+const DAY_MS = 86_400_000;
+
+export interface AdmissionDeps {
+  services: Services;
+  triggers: () => readonly CompiledTrigger[];
+  loop: () => LoopConfig;
+  sourceType: (name: string) => string | undefined;
+}
+
+type Decision =
+  | { kind: 'admitted'; trigger: string; run_id: string; waits_for_active: boolean; due_at: string }
+  | { kind: 'coalesced'; trigger: string; run_id: string; key: string; replaced_event_id: string }
+  | { kind: 'dropped'; trigger: string | null; reason: string; detail?: Record<string, unknown> };
+
+/**
+ * Admission of one accepted delivery, exactly once (`once`): for each trigger of its source, in order —
+ * filter, bot identities, loop guard, coalescing, budget — then a run is queued for the launcher.
+ * Every decision is an event caused by the accepted event. Nothing here launches anything.
+ */
+export async function admit(deps: AdmissionDeps, event: Envelope): Promise<Decision[] | undefined> {
+  const { services } = deps;
+  const facts = readFacts(event.redacted_summary);
+  if (!facts) return undefined;
+  const now = services.now();
+  try {
+    const result = await once(
+      services.db,
+      ADMISSION_CONSUMER,
+      event.event_id,
+      async (tx) => {
+        if (tx.dialect === 'postgres')
+          await tx.query({ text: 'SELECT pg_advisory_xact_lock($1)', values: [ADMISSION_LOCK] });
+        const delivery = await getDelivery(tx, facts.source, facts.delivery_id);
+        // A replay or a re-accepted redelivery moved the delivery on to a newer event: that one decides.
+        if (!delivery || delivery.event_id !== event.event_id) return [];
+        const decisions = await decide(deps, tx, event, facts, now);
+        await markDelivery(tx, event.event_id, 'processed', now);
+        for (const d of decisions) await services.emit(causedBy(event, decisionEvent(facts, d)), tx);
+        return decisions;
+      },
+      now,
+    );
+    if (!result.ran) return undefined;
+    services.log.notify();
+    return result.value;
+  } catch (err) {
+    // The delivery may now be accepted again when the sender redelivers it; the relay also retries this one.
+    await markDelivery(
+      services.db,
+      event.event_id,
+      'failed',
+      now,
+      (err as Error)?.message ?? String(err),
+    ).catch(() => {});
+    throw err;
+  }
+}
+
+async function decide(
+  deps: AdmissionDeps,
+  tx: Db,
+  event: Envelope,
+  facts: AcceptedFacts,
+  now: number,
+): Promise<Decision[]> {
+  const loaded = await loadPayload(deps.services.vault, event, facts, tx);
+  if (!loaded.ok) return [{ kind: 'dropped', trigger: null, reason: loaded.reason }];
+  const loop = deps.loop();
+  const ctx: TriggerContext = {
+    event: {
+      type: event.type,
+      event_id: event.event_id,
+      name: facts.event,
+      action: facts.action ?? null,
+      delivery_id: facts.delivery_id,
+      tenant_id: event.tenant_id,
+      binding: facts.binding,
+      lineage: event.lineage,
+    },
+    payload: loaded.payload,
+    source: { name: facts.source, type: deps.sourceType(facts.source) ?? facts.source_type },
+  };
+  const bot = botActor(loaded.payload, loop.bot_logins);
+  const depth = Math.max(event.lineage.depth, markerDepth(loaded.payload));
+  const decisions: Decision[] = [];
+  let wanted = false;
+
+  for (const t of deps.triggers()) {
+    const id = t.config.id;
+    if (t.config.source !== facts.source) continue;
+    if (t.when) {
+      const r = t.when(ctx);
+      if (!r.ok) {
+        decisions.push({
+          kind: 'dropped',
+          trigger: id,
+          reason: 'filter_error',
+          detail: { message: r.message },
+        });
+        continue;
+      }
+      if (!r.value) continue;
+    }
+    wanted = true;
+    if (bot !== undefined) {
+      decisions.push({ kind: 'dropped', trigger: id, reason: 'bot_identity', detail: { actor: bot } });
+      continue;
+    }
+    // Before coalescing, so a looping event can never replace a legitimate one waiting for its key.
+    if (depth >= loop.max_depth) {
+      decisions.push({
+        kind: 'dropped',
+        trigger: id,
+        reason: 'depth_limit',
+        detail: { depth, limit: loop.max_depth },
+      });
+      continue;
+    }
+    let key: string | undefined;
+    if (t.key) {
+      const r = t.key(ctx);
+      if (!r.ok) {
+        decisions.push({ kind: 'dropped', trigger: id, reason: 'key_error', detail: { message: r.message } });
+        continue;
+      }
+      key = r.value;
+      const waiting = await findWaiting(tx, id, key);
+      if (waiting) {
+        await replaceEvent(tx, waiting.id, event.event_id, now);
+        decisions.push({
+          kind: 'coalesced',
+          trigger: id,
+          run_id: waiting.id,
+          key,
+          replaced_event_id: waiting.event_id,
+        });
+        continue;
+      }
+    }
+    const perDay = t.config.budget?.per_day;
+    if (perDay !== undefined) {
+      const used = await countSince(tx, id, now - (now % DAY_MS));
+      if (used >= perDay) {
+        decisions.push({
+          kind: 'dropped',
+          trigger: id,
+          reason: 'budget_per_day',
+          detail: { limit: perDay, used },
+        });
+        continue;
+      }
+    }
+    const runId = `run_${ulid(now)}`;
+    const runKey = key ?? runId;
+    const active = key !== undefined && (await hasActive(tx, id, runKey));
+    const dueAt = now + t.windowMs;
+    await insertRun(tx, {
+      id: runId,
+      triggerId: id,
+      key: runKey,
+      tenantId: event.tenant_id,
+      eventId: event.event_id,
+      dueAt,
+      now,
+    });
+    decisions.push({
+      kind: 'admitted',
+      trigger: id,
+      run_id: runId,
+      waits_for_active: active,
+      due_at: new Date(dueAt).toISOString(),
+    });
+  }
+  if (!wanted) decisions.push({ kind: 'dropped', trigger: null, reason: 'no_matching_trigger' });
+  return decisions;
+}
+
+/** Keys are built from payload fields: shown as they are when they look like ids, else as a digest. */
+function showKey(key: string): string {
+  return /^[\w./#:@ -]{1,200}$/.test(key) ? key : `sha256:${sha256Hex(key).slice(0, 16)}`;
+}
+
+function decisionEvent(facts: AcceptedFacts, d: Decision): EnvelopeInput {
+  const base = { source: facts.source, delivery_id: facts.delivery_id, event: facts.event };
+  switch (d.kind) {
+    case 'admitted':
+      return {
+        type: 'integration.webhook.admitted',
+        redacted_summary: {
+          ...base,
+          trigger: d.trigger,
+          run_id: d.run_id,
+          waits_for_active: d.waits_for_active,
+          due_at: d.due_at,
+        },
+        subject: { action: 'admit', resource_ref: d.run_id },
+      };
+    case 'coalesced':
+      return {
+        type: 'integration.webhook.coalesced',
+        redacted_summary: {
+          ...base,
+          trigger: d.trigger,
+          run_id: d.run_id,
+          key: showKey(d.key),
+          replaced_event_id: d.replaced_event_id,
+        },
+        subject: { action: 'coalesce', resource_ref: d.run_id },
+      };
+    case 'dropped':
+      return {
+        type: 'integration.webhook.dropped',
+        redacted_summary: { ...base, trigger: d.trigger, reason: d.reason, ...d.detail },
+        subject: { action: 'drop', resource_ref: d.trigger },
+      };
+  }
+}

@@ -1,0 +1,95 @@
+import { z } from 'zod';
+
+/** `10s`, `5m`, `1h`, `250ms`: a window written the way people say it. */
+const DURATION = /^(\d+)(ms|s|m|h)$/;
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** Milliseconds of a duration string, or undefined when it is not one. */
+export function parseDuration(text: string): number | undefined {
+  const m = DURATION.exec(text);
+  if (!m) return undefined;
+  return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+}
+
+/** A debounce window longer than a day is a misconfiguration: runs would never start. */
+const MAX_WINDOW_MS = 24 * 3_600_000;
+
+const duration = z.string().refine((s) => {
+  const ms = parseDuration(s);
+  return ms !== undefined && ms > 0 && ms <= MAX_WINDOW_MS;
+}, 'a duration such as 10s, 5m or 1h (more than 0, at most 24h)');
+
+const commandAction = z.strictObject({
+  type: z.literal('command'),
+  command: z.array(z.string().min(1)).min(1),
+  cwd: z.string().min(1).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  max_runtime_seconds: z.number().int().min(1).optional(),
+  max_steps: z.number().int().min(1).optional(),
+  runtime: z.string().min(1).optional(),
+});
+
+const httpAction = z.strictObject({
+  type: z.literal('http'),
+  url: z.url(),
+  headers: z.record(z.string(), z.string()).optional(),
+  body_template: z.unknown().optional(),
+});
+
+const notifyAction = z.strictObject({
+  type: z.literal('notify'),
+  channels: z.array(z.string().min(1)).optional(),
+});
+
+export const triggerSchema = z.strictObject({
+  /** Stable: budgets, coalescing state and events are keyed by it. */
+  id: z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/, 'trigger ids are lower-case letters, digits, ., - and _'),
+  /** The name of a configured source (`sources.<name>`). */
+  source: z.string().min(1),
+  /** CEL over `event`, `payload` and `source`; must give a bool. Absent: every delivery of the source. */
+  when: z.string().min(1).optional(),
+  coalesce: z
+    .strictObject({
+      /** CEL that gives a string, e.g. `payload.repository.full_name + "#" + string(payload.number)`. */
+      key: z.string().min(1),
+      window: duration,
+    })
+    .optional(),
+  budget: z
+    .strictObject({
+      per_day: z.number().int().min(1).optional(),
+      concurrent: z.number().int().min(1).optional(),
+    })
+    .optional(),
+  /** Free text shown as the task's title prefix. */
+  title: z.string().min(1).max(200).optional(),
+  owner: z.string().min(1).optional(),
+  action: z.discriminatedUnion('type', [commandAction, httpAction, notifyAction]),
+});
+
+export const triggersSchema = z.array(triggerSchema).superRefine((list, ctx) => {
+  const seen = new Set<string>();
+  list.forEach((t, i) => {
+    if (seen.has(t.id))
+      ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate trigger id ${t.id}` });
+    seen.add(t.id);
+  });
+});
+
+export type TriggerConfig = z.infer<typeof triggerSchema>;
+export type TriggerAction = TriggerConfig['action'];
+
+/**
+ * Three hops of automation (a webhook wakes an agent, whose comment wakes another, whose comment wakes a
+ * third) covers every legitimate chain we know of (review → fix → re-review); past it, two agents
+ * answering each other is far likelier than useful work, so work derived beyond it is refused.
+ */
+export const DEFAULT_MAX_DEPTH = 3;
+
+export const loopSchema = z.strictObject({
+  /** Logins (GitHub `sender.login`, Slack user ids) whose events never start work: our own bots. */
+  bot_logins: z.array(z.string().min(1)).default([]),
+  max_depth: z.number().int().min(1).max(20).default(DEFAULT_MAX_DEPTH),
+});
+
+export type LoopConfig = z.infer<typeof loopSchema>;

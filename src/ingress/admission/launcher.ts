@@ -1,0 +1,137 @@
+import type { Envelope } from '../../envelope/index.js';
+import type { Services } from '../../server/module.js';
+import type { LaunchRequest } from '../../server/ports.js';
+import { markDelivery } from '../pipeline/deliveries.js';
+import { readFacts } from '../pipeline/facts.js';
+import { loadPayload } from './payload.js';
+import { claimRun, countActive, dueRuns, finishTask, type RunRow, setRunState } from './runs.js';
+import type { CompiledTrigger } from './triggers.js';
+
+/** Waiting runs are checked this often: it bounds how late a closed window starts its run. */
+export const LAUNCH_TICK_MS = 500;
+/** A batch per tick keeps one slow launch from holding up the tick forever. */
+const BATCH = 50;
+
+/** Task states after which a run's key is free for its follow-up. */
+export const TASK_TERMINAL_TYPES = new Set([
+  'agent.task.completed',
+  'agent.task.failed',
+  'agent.task.canceled',
+  'agent.task.rejected',
+]);
+
+/**
+ * Hands due runs to `services.tasks`. Without a task service the runs stay `waiting` (admitted, queued)
+ * and start once one is running. A run is launched at most once: it is claimed (`waiting` → `launching`)
+ * before the launch, and the partial unique index refuses a second active run for the same key.
+ */
+export class Launcher {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+
+  constructor(
+    private readonly services: Services,
+    private readonly triggers: () => ReadonlyMap<string, CompiledTrigger>,
+  ) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => this.kick(), LAUNCH_TICK_MS);
+    this.timer.unref();
+  }
+
+  stop(): Promise<number> | undefined {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    return this.running;
+  }
+
+  kick(): void {
+    if (this.running) return;
+    this.running = this.runDue()
+      .catch((err: unknown) => {
+        this.services.logger.error({ err }, 'ingress launcher failed; retrying on the next tick');
+        return 0;
+      })
+      .finally(() => {
+        this.running = undefined;
+      });
+  }
+
+  /** Launches what is due now; returns how many runs were launched. */
+  async runDue(): Promise<number> {
+    const tasks = this.services.tasks;
+    if (!tasks) return 0;
+    const { db } = this.services;
+    let launched = 0;
+    for (const run of await dueRuns(db, this.services.now(), BATCH)) {
+      const trigger = this.triggers().get(run.trigger_id);
+      if (!trigger) {
+        await setRunState(db, run.id, 'failed', this.services.now(), {
+          error: 'the trigger is no longer configured',
+        });
+        continue;
+      }
+      const concurrent = trigger.config.budget?.concurrent;
+      if (concurrent !== undefined && (await countActive(db, run.trigger_id)) >= concurrent) continue;
+      const claimed = await claimRun(db, run.id, this.services.now());
+      if (!claimed) continue;
+      try {
+        const req = await this.request(claimed, trigger);
+        const task = await tasks.launch(req);
+        await setRunState(db, run.id, 'active', this.services.now(), { taskId: task.id });
+        launched++;
+      } catch (err) {
+        const message = (err as Error)?.message ?? String(err);
+        this.services.logger.warn(
+          { err, runId: run.id, trigger: run.trigger_id },
+          'launching an admitted run failed',
+        );
+        await setRunState(db, run.id, 'failed', this.services.now(), { error: message });
+        // The sender's redelivery may bring the work back: the delivery is no longer marked done.
+        await markDelivery(db, claimed.event_id, 'failed', this.services.now(), `launch failed: ${message}`);
+      }
+    }
+    return launched;
+  }
+
+  /** A task the launcher started has ended: frees its key for the queued follow-up. */
+  async taskEnded(event: Envelope): Promise<void> {
+    const taskId = event.execution.task_id;
+    if (!taskId) return;
+    if ((await finishTask(this.services.db, taskId, this.services.now())) > 0) this.kick();
+  }
+
+  private async request(run: RunRow, trigger: CompiledTrigger): Promise<LaunchRequest> {
+    const stored = await this.services.log.get(run.event_id);
+    if (!stored) throw new Error(`run ${run.id} names event ${run.event_id}, which is not in the log`);
+    const cause = stored.envelope;
+    const facts = readFacts(cause.redacted_summary);
+    if (!facts) throw new Error(`event ${run.event_id} is not an accepted webhook`);
+    const loaded = await loadPayload(this.services.vault, cause, facts, this.services.db);
+    if (!loaded.ok) throw new Error(`the payload of ${run.event_id} is gone (${loaded.reason})`);
+    const { config } = trigger;
+    const trusted: Record<string, string> = {
+      trigger_id: config.id,
+      run_id: run.id,
+      source: facts.source,
+      source_type: facts.source_type,
+      delivery_id: facts.delivery_id,
+      event_id: cause.event_id,
+      tenant_id: cause.tenant_id,
+      depth: String(cause.lineage.depth),
+      ...(facts.event ? { event: facts.event } : {}),
+      ...(facts.action ? { action: facts.action } : {}),
+      ...facts.binding,
+    };
+    const about = facts.binding.repository ?? facts.binding.project ?? facts.source;
+    return {
+      trigger_id: config.id,
+      action: config.action,
+      trusted,
+      untrusted: { ref: cause.payload_ref ?? '', digest: cause.payload_digest ?? '', text: loaded.text },
+      ...(config.owner ? { owner: config.owner } : {}),
+      title: `${config.title ?? config.id}: ${facts.event ?? 'event'}${facts.action ? `.${facts.action}` : ''} on ${about}`,
+      cause,
+    };
+  }
+}

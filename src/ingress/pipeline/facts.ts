@@ -1,0 +1,51 @@
+import { markerDepth } from '../admission/loop.js';
+import { isRecord } from '../sources/common/request.js';
+
+/**
+ * The small, trusted facts an accepted event carries in `redacted_summary`: names and ids chosen by
+ * the sender's platform, never free text an attacker writes (titles, bodies, comments stay in the vault).
+ */
+export interface AcceptedFacts {
+  source: string;
+  source_type: string;
+  event: string | null;
+  delivery_id: string;
+  binding: Record<string, string>;
+  action?: string;
+  /** Set when the route stored a decoded copy (Feishu's encrypted bodies) beside the raw bytes. */
+  parsed_ref?: string;
+}
+
+/** Actions are identifiers (`opened`, `synchronize`); anything else is not a fact worth trusting. */
+const ACTION = /^[a-z_]{1,40}$/;
+
+export function acceptedFacts(input: {
+  source: string;
+  sourceType: string;
+  eventName: string | null;
+  deliveryId: string;
+  binding: Record<string, string>;
+  payload: unknown;
+}): AcceptedFacts {
+  const facts: AcceptedFacts = {
+    source: input.source,
+    source_type: input.sourceType,
+    event: input.eventName === null ? null : input.eventName.slice(0, 100),
+    delivery_id: input.deliveryId.slice(0, 200),
+    binding: input.binding,
+  };
+  const action = isRecord(input.payload) ? input.payload.action : undefined;
+  if (typeof action === 'string' && ACTION.test(action)) facts.action = action;
+  return facts;
+}
+
+/** The automation depth a delivery arrives with: the marker an agent's post carried, else 0. */
+export const arrivalDepth = (payload: unknown): number => markerDepth(payload);
+
+/** Reads the facts back from an event (admission, replay); undefined when the event is not one of ours. */
+export function readFacts(summary: Record<string, unknown>): AcceptedFacts | undefined {
+  const { source, source_type, delivery_id } = summary;
+  if (typeof source !== 'string' || typeof source_type !== 'string' || typeof delivery_id !== 'string')
+    return undefined;
+  return summary as unknown as AcceptedFacts;
+}

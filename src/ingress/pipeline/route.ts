@@ -1,0 +1,155 @@
+import type { Context } from 'hono';
+import { canonicalJson, type EventId, newId } from '../../envelope/index.js';
+import { AppError, type ErrorCode } from '../../errors/index.js';
+import { readBody } from '../../server/body.js';
+import type { App, AppEnv, Services } from '../../server/module.js';
+import type { Source } from '../source.js';
+import { REJECT_ERROR_CODE, type RejectReason } from '../source.js';
+import { isRecord } from '../sources/common/request.js';
+import { requireContentType } from './content-type.js';
+import { claimDelivery } from './deliveries.js';
+import { acceptedFacts, arrivalDepth } from './facts.js';
+
+export interface RouteSource {
+  name: string;
+  type: string;
+  tenant: string;
+  verifier: Source;
+}
+
+export interface IngressState {
+  sources: ReadonlyMap<string, RouteSource>;
+  retentionMs: number;
+}
+
+/** Thrown inside the accepting transaction to roll back the vault write of a duplicate. */
+class Duplicate extends Error {}
+
+const DAY_MS = 86_400_000;
+export const retentionMs = (days: number) => days * DAY_MS;
+
+/**
+ * `POST /v1/ingress/:source`. No bearer key: the signature is the credential. Cheap checks first
+ * (source, content type, size), then the signature over the raw bytes, then one transaction for the
+ * delivery record, the sealed payload and the accepted event with its outbox row; then 202. Everything
+ * slow (parsing for triggers, coalescing, launching) happens in admission, after the answer.
+ */
+export function ingressRoute(app: App, services: Services, state: () => IngressState): void {
+  app.post('/v1/ingress/:source', async (c) => {
+    const { sources, retentionMs: ttlMs } = state();
+    const name = c.req.param('source');
+    const source = sources.get(name);
+    if (!source)
+      throw new AppError('unknown_source', `no webhook source is named ${JSON.stringify(name.slice(0, 64))}`);
+
+    let body: Uint8Array;
+    try {
+      requireContentType(source.type, c.req.header('content-type'));
+      body = await readBody(c, services.config.server.body_limit_bytes);
+    } catch (err) {
+      if (err instanceof AppError) await recordRejection(services, source, err.code);
+      throw err;
+    }
+
+    const result = source.verifier.verify({ headers: lowerHeaders(c), body, now: services.now() });
+    if (result.kind === 'rejected') {
+      await recordRejection(services, source, result.reason);
+      throw new AppError(REJECT_ERROR_CODE[result.reason], result.message);
+    }
+    if (result.kind === 'challenge') {
+      const { status, body: reply, contentType } = result.response;
+      if (typeof reply === 'string' || reply === undefined || reply === null) {
+        return c.body(reply ?? '', status as 200, contentType ? { 'content-type': contentType } : {});
+      }
+      return c.json(reply, status as 200);
+    }
+
+    const now = services.now();
+    const eventId = newId('event', now) as EventId;
+    const facts = acceptedFacts({
+      source: name,
+      sourceType: source.type,
+      eventName: result.eventName,
+      deliveryId: result.deliveryId,
+      binding: source.verifier.tenantBinding(result.payload),
+      payload: result.payload,
+    });
+    const depth = arrivalDepth(result.payload);
+    try {
+      await services.db.tx(async (tx) => {
+        const sealed = await services.vault.put(body, { tenantId: source.tenant, ttlMs, db: tx });
+        const fresh = await claimDelivery(tx, {
+          source: name,
+          deliveryId: result.deliveryId,
+          eventId,
+          tenantId: source.tenant,
+          eventName: result.eventName,
+          payloadRef: sealed.ref,
+          now,
+        });
+        if (!fresh) throw new Duplicate();
+        if (sealedBody(source.type, body)) {
+          // Feishu encrypts the body: admission cannot decrypt it later, so the verified parse is kept too.
+          const parsed = await services.vault.put(canonicalJson(result.payload), {
+            tenantId: source.tenant,
+            ttlMs,
+            db: tx,
+          });
+          facts.parsed_ref = parsed.ref;
+        }
+        await services.emit(
+          {
+            type: 'integration.webhook.accepted',
+            event_id: eventId,
+            tenant_id: source.tenant,
+            payload_ref: sealed.ref,
+            payload_digest: sealed.digest,
+            redacted_summary: { ...facts },
+            subject: { action: result.eventName, resource_ref: resourceRef(name, facts.binding) },
+            lineage: { hop_count: 0, depth },
+          },
+          tx,
+        );
+      });
+    } catch (err) {
+      if (err instanceof Duplicate) return c.json({ status: 'duplicate' }, 200);
+      throw err;
+    }
+    services.log.notify();
+    return c.json({ id: eventId, status: 'accepted' }, 202);
+  });
+}
+
+function lowerHeaders(c: Context<AppEnv>): Record<string, string> {
+  const out: Record<string, string> = {};
+  c.req.raw.headers.forEach((value, key) => {
+    out[key.toLowerCase()] = value;
+  });
+  return out;
+}
+
+/** What the event is about, for filtering the log: the repository or project when the sender names one. */
+function resourceRef(source: string, binding: Record<string, string>): string {
+  const named = binding.repository ?? binding.project ?? binding.team_id ?? binding.chat_id;
+  return named ? `${source}:${named}` : source;
+}
+
+function sealedBody(type: string, body: Uint8Array): boolean {
+  if (type !== 'feishu') return false;
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(body).toString('utf8'));
+    return isRecord(parsed) && typeof parsed.encrypt === 'string';
+  } catch {
+    return false;
+  }
+}
+
+/** The reason only: a refused body is never kept, not even its digest. */
+async function recordRejection(services: Services, source: RouteSource, reason: RejectReason | ErrorCode) {
+  await services.emit({
+    type: 'integration.webhook.rejected',
+    tenant_id: source.tenant,
+    redacted_summary: { source: source.name, source_type: source.type, reason },
+    subject: { action: 'reject', resource_ref: source.name },
+  });
+}

@@ -1,0 +1,40 @@
+import type { Services } from '../server/module.js';
+import { purgeDeliveries } from './pipeline/deliveries.js';
+
+/** Hourly: retention is counted in days, so an hour late is noise, and the delete stays small. */
+export const RETENTION_INTERVAL_MS = 3_600_000;
+
+/**
+ * Deletes sealed payloads past their retention, and the processed delivery records as old as them
+ * (a redelivery after that is new work again, which is what a sender that old means).
+ */
+export class RetentionWorker {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly services: Services,
+    private readonly retentionMs: () => number,
+  ) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => {
+      this.runOnce().catch((err: unknown) =>
+        this.services.logger.warn({ err }, 'ingress retention failed; retrying next hour'),
+      );
+    }, RETENTION_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  async runOnce(): Promise<{ payloads: number; deliveries: number }> {
+    const payloads = await this.services.vault.purgeExpired();
+    const deliveries = await purgeDeliveries(this.services.db, this.services.now() - this.retentionMs());
+    if (payloads + deliveries > 0)
+      this.services.logger.info({ payloads, deliveries }, 'ingress retention purged');
+    return { payloads, deliveries };
+  }
+}
