@@ -1,0 +1,107 @@
+import type { Dispatcher } from 'undici';
+import type { AnyChannelKind, HttpPost, Message, SendResult as ChannelResult } from '../../channels/index.js';
+import { TargetRefusedError } from '../../channels/index.js';
+import { type SendResult, sendOnce } from '../http.js';
+import { classify, nextAttemptAt, type Outcome, type RetryPolicy } from '../retry.js';
+
+/**
+ * One attempt of one delivery: the channel renders and sends through a `post` the engine injects,
+ * built on `sendOnce` over the guarded dispatcher. The post keeps the raw result (`sent`, status,
+ * headers), so the engine — not the channel — classifies transport failures: only the raw result
+ * knows whether a timeout came before or after the request went out. The channel's own verdict is
+ * used for what only it can read: a 2xx whose body says the provider refused (`{"ok":false}`).
+ */
+
+export interface AttemptDeps {
+  dispatcher: Dispatcher;
+  policy: RetryPolicy;
+  timeoutMs: number;
+  maxResponseBytes: number;
+  now: () => number;
+  secret: (env: string) => string | undefined;
+  random?: () => number;
+}
+
+export interface AttemptResult {
+  /** The raw HTTP attempt; a synthetic one when the channel never reached `post` (config error, SMTP). */
+  result: SendResult;
+  outcome: Outcome;
+}
+
+/** Throws what `guardedPost` throws, so channels map failures the same way in both paths. */
+function capturingPost(deps: AttemptDeps, sink: { last?: SendResult }): HttpPost {
+  return async (req) => {
+    const timeoutMs = Math.min(req.timeoutMs ?? deps.timeoutMs, deps.timeoutMs);
+    const r = await sendOnce({
+      url: req.url,
+      headers: req.headers,
+      body: req.body,
+      dispatcher: deps.dispatcher,
+      timeoutMs,
+      maxResponseBytes: deps.maxResponseBytes,
+    });
+    sink.last = r;
+    if (r.error === 'blocked') throw new TargetRefusedError(`egress refused: ${r.detail ?? 'blocked'}`);
+    if (r.status !== undefined) return { status: r.status, headers: r.headers ?? {}, body: r.body ?? '' };
+    throw Object.assign(new Error(`send failed: ${r.error ?? 'other'}`), { code: r.detail ?? r.error });
+  };
+}
+
+/** The channel's verdict on a 2xx, as an outcome; undefined when it agrees the message is delivered. */
+function channelVerdict(
+  verdict: ChannelResult,
+  attempt: number,
+  deps: AttemptDeps,
+  status: number | undefined,
+): Outcome | undefined {
+  const now = deps.now();
+  switch (verdict.kind) {
+    case 'ok':
+      return undefined;
+    case 'dead':
+      return { kind: 'dead', reason: verdict.reason, ...(status !== undefined ? { status } : {}) };
+    case 'retry': {
+      const at = nextAttemptAt(deps.policy, attempt, now, deps.random ?? Math.random, verdict.retryAfterMs);
+      if (at === undefined)
+        return { kind: 'dead', reason: `exhausted after ${attempt} attempts: ${verdict.error}` };
+      return { kind: 'retry', at, error: verdict.error, ...(status !== undefined ? { status } : {}) };
+    }
+  }
+}
+
+export async function attemptDelivery(
+  kind: AnyChannelKind,
+  config: unknown,
+  message: Message,
+  attempt: number,
+  deps: AttemptDeps,
+): Promise<AttemptResult> {
+  const sink: { last?: SendResult } = {};
+  const started = deps.now();
+  let verdict: ChannelResult;
+  try {
+    verdict = (await kind.send(message, config, {
+      post: capturingPost(deps, sink),
+      now: deps.now,
+      secret: deps.secret,
+    })) as ChannelResult;
+  } catch (err) {
+    // A channel must not throw; if one does, it is a bug that no retry fixes.
+    verdict = { kind: 'dead', reason: `channel failed: ${(err as Error).name}` };
+  }
+  const raw = sink.last;
+  if (!raw) {
+    // Never reached the network (a missing secret, a refused SMTP target, or SMTP itself).
+    const result: SendResult = { sent: verdict.kind === 'ok', durationMs: deps.now() - started };
+    const outcome = channelVerdict(verdict, attempt, deps, undefined) ?? { kind: 'ok' };
+    return { result, outcome };
+  }
+  const outcome = classify(raw, {
+    attempt,
+    now: deps.now(),
+    policy: deps.policy,
+    ...(deps.random ? { random: deps.random } : {}),
+    inspect: (r) => channelVerdict(verdict, attempt, deps, r.status),
+  });
+  return { result: raw, outcome };
+}

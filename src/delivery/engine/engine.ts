@@ -1,0 +1,422 @@
+import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
+import { type AnyChannelKind, channelKind, type Message } from '../../channels/index.js';
+import type { EnvelopeInput } from '../../envelope/index.js';
+import type { EventLog } from '../../log/log.js';
+import type { Db } from '../../store/port.js';
+import type { DeliveryPolicies } from '../config.js';
+import { attemptRecord, BODY_EXCERPT_CHARS } from '../events.js';
+import type { SendResult } from '../http.js';
+import type { Outcome } from '../retry.js';
+import { attemptDelivery } from './attempt.js';
+import { admitGroup, breakerLevel, type EndpointState, parseEndpoint, recordGroup } from './endpoint.js';
+import type { DeliveryMetrics } from './metrics.js';
+import * as q from './sql.js';
+
+/**
+ * The delivery workers: a dumb, abortable loop. Each pass claims a batch of due rows (leased, so a
+ * dead worker's rows come back), admits them per destination against the persisted breaker and
+ * rate bucket, sends the admitted ones concurrently, and records every outcome, its event and the
+ * endpoint's new state in one transaction. Several loops run per engine, and several engines may
+ * share one PostgreSQL (`SKIP LOCKED`).
+ */
+
+/** Channel types whose receivers de-duplicate (signed webhooks carry `webhook-id` = the event id). */
+export const DEDUP_CHANNEL_TYPES: readonly string[] = ['webhook'];
+
+export const ENGINE_DEFAULTS = {
+  batchSize: 64, // one claim and one commit per 64 deliveries keeps SQLite's fsyncs off the hot path
+  loops: 4, // enough to keep a batch in flight while another one commits
+  pollMs: 250, // the core relay's interval; enqueues in this process wake the loop at once
+  leaseMarginMs: 30_000, // beyond the attempt timeout: a slow commit must not let a live row be re-claimed
+  sweepEveryMs: 1_000,
+} as const;
+
+/** Errors and reasons stored on a row are short; they never hold a URL (channels keep it out). */
+const ERROR_MAX_CHARS = 300;
+
+export interface ChannelEntry {
+  type: string;
+  [key: string]: unknown;
+}
+
+export interface EngineOptions {
+  db: Db;
+  log: EventLog;
+  /** The current `channels:` section; read on every attempt, so a replay uses the config in force. */
+  channels: () => Record<string, ChannelEntry>;
+  policies: DeliveryPolicies;
+  dispatcher: Dispatcher;
+  secret: (env: string) => string | undefined;
+  now: () => number;
+  metrics?: DeliveryMetrics;
+  onAppended?: (types: string[]) => void;
+  logger?: Logger;
+  random?: () => number;
+  batchSize?: number;
+  loops?: number;
+  pollMs?: number;
+  leaseMs?: number;
+}
+
+interface Prepared {
+  row: q.DeliveryRow;
+  kind: AnyChannelKind;
+  config: unknown;
+  message: Message;
+}
+
+interface Finished {
+  row: q.DeliveryRow;
+  attempt: number;
+  result: SendResult;
+  outcome: Outcome;
+}
+
+export class DeliveryEngine {
+  private readonly batchSize: number;
+  private readonly loops: number;
+  private readonly pollMs: number;
+  private readonly leaseMs: number;
+  private stopping = new AbortController();
+  private running: Promise<void>[] = [];
+  private wakers = new Set<() => void>();
+  private lastSweep = 0;
+  private readonly parsed = new WeakMap<object, Map<string, unknown>>();
+
+  constructor(private readonly o: EngineOptions) {
+    this.batchSize = o.batchSize ?? ENGINE_DEFAULTS.batchSize;
+    this.loops = o.loops ?? ENGINE_DEFAULTS.loops;
+    this.pollMs = o.pollMs ?? ENGINE_DEFAULTS.pollMs;
+    this.leaseMs = o.leaseMs ?? o.policies.timeoutMs + ENGINE_DEFAULTS.leaseMarginMs;
+  }
+
+  start(): void {
+    if (this.running.length > 0) return;
+    this.stopping = new AbortController();
+    for (let i = 0; i < this.loops; i++) this.running.push(this.loop());
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    this.wake();
+    await Promise.all(this.running);
+    this.running = [];
+  }
+
+  /** Something was enqueued or became due: run a pass now instead of at the next poll. */
+  wake(): void {
+    for (const w of this.wakers) w();
+    this.wakers.clear();
+  }
+
+  private async loop(): Promise<void> {
+    const signal = this.stopping.signal;
+    while (!signal.aborted) {
+      let handled = 0;
+      try {
+        handled = await this.runOnce();
+      } catch (err) {
+        this.o.logger?.error({ err }, 'delivery pass failed; retrying after the poll interval');
+      }
+      if (handled > 0 || signal.aborted) continue;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(done, this.pollMs);
+        function done() {
+          clearTimeout(t);
+          resolve();
+        }
+        this.wakers.add(done);
+      });
+    }
+  }
+
+  /** One pass: sweep expired leases (at most once a second), claim, send, record. Returns rows claimed. */
+  async runOnce(): Promise<number> {
+    const now = this.o.now();
+    if (now - this.lastSweep >= ENGINE_DEFAULTS.sweepEveryMs) {
+      this.lastSweep = now;
+      await this.sweep(now);
+    }
+    const claimed = await this.claim(now);
+    if (claimed.length === 0) return 0;
+    const sends = claimed.map((p) => this.send(p));
+    const finished = (await Promise.all(sends)).filter((f): f is Finished => f !== undefined);
+    if (finished.length > 0) await this.complete(finished);
+    return claimed.length;
+  }
+
+  private async sweep(now: number): Promise<void> {
+    const types: string[] = [];
+    await this.o.db.tx(async (tx) => {
+      const rows = await tx.query<
+        Pick<
+          q.DeliveryRow,
+          'id' | 'event_id' | 'correlation_id' | 'destination' | 'channel_type' | 'status' | 'attempts'
+        >
+      >(q.expireLeases(tx.dialect, now, DEDUP_CHANNEL_TYPES));
+      if (rows.length === 0) return;
+      const inputs: EnvelopeInput[] = rows.map((r) => ({
+        type: 'integration.delivery.unknown',
+        causation_id: r.event_id,
+        correlation_id: r.correlation_id,
+        subject: { resource_ref: r.id },
+        redacted_summary: {
+          delivery_id: r.id,
+          destination: r.destination,
+          channel: r.channel_type,
+          summary: 'lease expired: the worker stopped mid-attempt',
+          outcome: 'unknown',
+          attempt: Number(r.attempts),
+          reconcile: r.status === 'reconcile',
+        },
+      }));
+      await this.o.log.appendMany(inputs, tx);
+      for (const i of inputs) types.push(i.type);
+      for (const r of rows)
+        this.o.metrics?.outcomes.inc({
+          destination: r.destination,
+          outcome: r.status === 'reconcile' ? 'reconcile' : 'unknown',
+        });
+    });
+    if (types.length > 0) this.appended(types);
+  }
+
+  /** Claims a batch and admits it per destination, in one transaction. */
+  private async claim(now: number): Promise<Prepared[]> {
+    const channels = this.o.channels();
+    const refused: Finished[] = [];
+    const prepared = await this.o.db.tx(async (tx) => {
+      const rows = await tx.query<q.DeliveryRow>(
+        q.claimDue(tx.dialect, now, now + this.leaseMs, this.batchSize),
+      );
+      const ready: Prepared[] = [];
+      const byDest = new Map<string, q.DeliveryRow[]>();
+      for (const row of rows) {
+        const list = byDest.get(row.destination) ?? [];
+        list.push(row);
+        byDest.set(row.destination, list);
+      }
+      // Sorted, so two engines lock endpoints in the same order and never deadlock.
+      for (const dest of [...byDest.keys()].sort()) {
+        const group = byDest.get(dest) ?? [];
+        const state = await this.loadEndpoint(tx, dest, now);
+        const { state: next, verdicts } = admitGroup(state, group.length, now, this.o.policies);
+        await this.saveEndpoint(tx, dest, next, now);
+        for (const [i, row] of group.entries()) {
+          const v = verdicts[i] ?? { kind: 'send' };
+          if (v.kind === 'defer') {
+            await tx.query(q.deferDelivery(row.id, v.at, now, v.why));
+            this.o.metrics?.outcomes.inc({ destination: dest, outcome: 'deferred' });
+            continue;
+          }
+          const entry = channels[dest];
+          const reason =
+            v.kind === 'refuse' ? v.reason : !entry ? `channel ${dest} is no longer configured` : undefined;
+          const kind = entry ? channelKind(entry.type) : undefined;
+          const config = entry && kind ? this.channelConfig(channels, dest, kind, entry) : undefined;
+          if (reason || !kind || config instanceof Error || !row.message) {
+            const why =
+              reason ??
+              (!kind
+                ? `unknown channel type ${entry?.type}`
+                : config instanceof Error
+                  ? `channel ${dest} config is invalid`
+                  : 'no message stored');
+            refused.push(refusal(row, why));
+            continue;
+          }
+          ready.push({ row, kind, config, message: JSON.parse(row.message) as Message });
+        }
+      }
+      return ready;
+    });
+    if (refused.length > 0) await this.complete(refused);
+    return prepared;
+  }
+
+  private channelConfig(
+    channels: Record<string, ChannelEntry>,
+    dest: string,
+    kind: AnyChannelKind,
+    entry: ChannelEntry,
+  ): unknown {
+    let cache = this.parsed.get(channels);
+    if (!cache) {
+      cache = new Map();
+      this.parsed.set(channels, cache);
+    }
+    if (!cache.has(dest)) {
+      const r = kind.configSchema.safeParse(entry);
+      cache.set(dest, r.success ? r.data : new Error('invalid'));
+    }
+    return cache.get(dest);
+  }
+
+  private async send(p: Prepared): Promise<Finished | undefined> {
+    const attempt = Number(p.row.attempts) + 1;
+    const { result, outcome } = await attemptDelivery(p.kind, p.config, p.message, attempt, {
+      dispatcher: this.o.dispatcher,
+      policy: this.o.policies.retry,
+      timeoutMs: this.o.policies.timeoutMs,
+      maxResponseBytes: this.o.policies.maxResponseBytes,
+      now: this.o.now,
+      secret: this.o.secret,
+      ...(this.o.random ? { random: this.o.random } : {}),
+    });
+    this.o.metrics?.latency.observe({ destination: p.row.destination }, result.durationMs / 1000);
+    return { row: p.row, attempt, result, outcome };
+  }
+
+  /** Rows, endpoint states and attempt events of a batch, in one transaction. */
+  private async complete(batch: Finished[]): Promise<void> {
+    const now = this.o.now();
+    const types: string[] = [];
+    const levels = new Map<string, number>();
+    await this.o.db.tx(async (tx) => {
+      const inputs: EnvelopeInput[] = [];
+      const byDest = new Map<string, Finished[]>();
+      for (const f of batch) byDest.set(f.row.destination, [...(byDest.get(f.row.destination) ?? []), f]);
+      for (const dest of [...byDest.keys()].sort()) {
+        const group = byDest.get(dest) ?? [];
+        const sent = group.filter((f) => f.attempt > Number(f.row.attempts));
+        if (sent.length > 0) {
+          const state = await this.loadEndpoint(tx, dest, now);
+          const { state: next, disabledNow } = recordGroup(
+            state,
+            sent.map((f) => f.outcome),
+            now,
+            this.o.policies,
+          );
+          await this.saveEndpoint(tx, dest, next, now);
+          levels.set(dest, breakerLevel(next));
+          if (disabledNow)
+            inputs.push({
+              type: 'integration.endpoint.disabled',
+              redacted_summary: { destination: dest, breaker: next.breaker.state },
+            });
+        }
+        for (const f of group) {
+          const { status, event } = this.settle(f);
+          await tx.query(
+            q.finishDelivery({
+              id: f.row.id,
+              status,
+              attempts: f.attempt,
+              nextAttemptAt: nextAt(f.outcome, f.row, now),
+              lastStatus: f.result.status ?? null,
+              lastError: errorOf(f.outcome),
+              lastResponse:
+                f.outcome.kind === 'ok' || !f.result.body ? null : f.result.body.slice(0, BODY_EXCERPT_CHARS),
+              now,
+            }),
+          );
+          inputs.push(event);
+          this.o.metrics?.outcomes.inc({
+            destination: dest,
+            outcome: status === 'reconcile' ? 'reconcile' : f.outcome.kind,
+          });
+        }
+      }
+      await this.o.log.appendMany(inputs, tx);
+      for (const i of inputs) types.push(i.type);
+    });
+    for (const [dest, level] of levels) this.o.metrics?.breaker.set({ destination: dest }, level);
+    this.appended(types);
+  }
+
+  /** The row's next status and the attempt's event. */
+  private settle(f: Finished): { status: q.DeliveryStatus; event: EnvelopeInput } {
+    const rec = attemptRecord(f.result, f.outcome, f.attempt);
+    const data: Record<string, unknown> = {
+      delivery_id: f.row.id,
+      destination: f.row.destination,
+      channel: f.row.channel_type,
+      summary: rec.summary,
+      ...rec.data,
+    };
+    let status: q.DeliveryStatus;
+    switch (f.outcome.kind) {
+      case 'ok':
+        status = 'succeeded';
+        break;
+      case 'retry':
+        status = 'pending';
+        break;
+      case 'dead':
+        status = 'dead';
+        break;
+      case 'unknown':
+        if (!DEDUP_CHANNEL_TYPES.includes(f.row.channel_type)) {
+          // The provider may have posted it; a person decides rather than a blind second post.
+          status = 'reconcile';
+          delete data['next_at'];
+          data['reconcile'] = true;
+        } else status = f.outcome.at === undefined ? 'dead' : 'unknown';
+        break;
+    }
+    return {
+      status,
+      event: {
+        type: rec.type,
+        causation_id: f.row.event_id,
+        correlation_id: f.row.correlation_id,
+        subject: { resource_ref: f.row.id },
+        redacted_summary: data,
+      },
+    };
+  }
+
+  private async loadEndpoint(tx: Db, dest: string, now: number): Promise<EndpointState> {
+    const rows = await tx.query<q.EndpointRow>(q.selectEndpoint(tx.dialect, dest));
+    if (rows.length === 0 && tx.dialect === 'postgres') {
+      // Create it, then lock it: concurrent first attempts to a new endpoint must not both win.
+      const fresh = parseEndpoint(undefined, now, this.o.policies);
+      await tx.query(
+        q.ensureEndpoint(dest, JSON.stringify(fresh.breaker), JSON.stringify(fresh.bucket), now),
+      );
+      const again = await tx.query<q.EndpointRow>(q.selectEndpoint(tx.dialect, dest));
+      return parseEndpoint(again[0], now, this.o.policies);
+    }
+    return parseEndpoint(rows[0], now, this.o.policies);
+  }
+
+  private async saveEndpoint(tx: Db, dest: string, s: EndpointState, now: number): Promise<void> {
+    await tx.query(
+      q.upsertEndpoint({
+        destination: dest,
+        breaker: JSON.stringify(s.breaker),
+        bucket: JSON.stringify(s.bucket),
+        disabled: s.disabled,
+        now,
+      }),
+    );
+  }
+
+  private appended(types: string[]): void {
+    if (types.length === 0) return;
+    this.o.onAppended?.(types);
+    this.o.log.notify();
+  }
+}
+
+/** A row that never went out: dead with a reason, no attempt counted as sent. */
+function refusal(row: q.DeliveryRow, reason: string): Finished {
+  return {
+    row,
+    attempt: Number(row.attempts),
+    result: { sent: false, durationMs: 0 },
+    outcome: { kind: 'dead', reason },
+  };
+}
+
+function nextAt(o: Outcome, row: q.DeliveryRow, now: number): number {
+  if (o.kind === 'retry') return o.at;
+  if (o.kind === 'unknown' && o.at !== undefined) return o.at;
+  return Math.max(now, Number(row.next_attempt_at));
+}
+
+function errorOf(o: Outcome): string | null {
+  const text = o.kind === 'retry' || o.kind === 'unknown' ? o.error : o.kind === 'dead' ? o.reason : null;
+  return text === null ? null : text.slice(0, ERROR_MAX_CHARS);
+}

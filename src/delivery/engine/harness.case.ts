@@ -1,0 +1,93 @@
+import type { Message } from '../../channels/index.js';
+import type { Dialect } from '../../store/port.js';
+import { coreModule } from '../../server/core-routes.js';
+import { testApp, type TestApp } from '../../../test/support/server.js';
+import { type DeliveryModule, type DeliveryModuleOptions, deliveryModule } from '../module.js';
+import type { DeliveryRow, EndpointRow } from './sql.js';
+
+/** Shared set-up of the delivery tests: an app with the delivery module and a way to enqueue. */
+
+// Vector 2a's secret (signature_vectors.md); the receiver verifies with the reference library.
+export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+export const FAST = {
+  retry_schedule_ms: [0, 0, 0, 0],
+  jitter: 0,
+  retry_after_min_ms: 0,
+  timeout_ms: 400,
+};
+
+export function message(eventId: string, title = 'Build finished'): Message {
+  return { kind: 'progress', stage: 'done', severity: 'info', title, summary: 'all green', eventId };
+}
+
+export interface Harness extends TestApp {
+  delivery: DeliveryModule;
+  /** Appends a cause event and enqueues its delivery in one transaction; returns the event id. */
+  enqueue(destination: string, title?: string): Promise<{ eventId: string; id: string }>;
+  rows(): Promise<DeliveryRow[]>;
+  endpoint(destination: string): Promise<EndpointRow | undefined>;
+  drain(max?: number): Promise<void>;
+  events(
+    prefix: string,
+  ): Promise<{ type: string; causation_id: string | null; summary: Record<string, unknown> }[]>;
+}
+
+export async function harness(opts: {
+  dialect: Dialect;
+  channels: Record<string, Record<string, unknown>>;
+  delivery?: Record<string, unknown>;
+  module?: DeliveryModuleOptions;
+}): Promise<Harness> {
+  const delivery = deliveryModule({
+    workers: false,
+    env: { HOOK_SECRET: SECRET },
+    ...opts.module,
+    config: { ...FAST, ...opts.delivery },
+  });
+  const t = await testApp({
+    dialect: opts.dialect,
+    modules: [coreModule(() => []), delivery],
+    config: { channels: opts.channels, egress: { allow: ['127.0.0.1'] } },
+  });
+  const h: Harness = {
+    ...t,
+    delivery,
+    async enqueue(destination, title) {
+      return t.services.db.tx(async (tx) => {
+        const cause = await t.services.emit({ type: 'agent.progress.reported' }, tx);
+        const svc = delivery.service();
+        if (!svc) throw new Error('delivery module not started');
+        const r = await svc.enqueue(tx, {
+          eventId: cause.event_id,
+          destination,
+          message: message(cause.event_id, title),
+        });
+        return { eventId: cause.event_id, id: r.id };
+      });
+    },
+    rows: () =>
+      t.services.db.query<DeliveryRow>({ text: 'SELECT * FROM deliveries ORDER BY created_at, id' }),
+    async endpoint(destination) {
+      const r = await t.services.db.query<EndpointRow>({
+        text: 'SELECT * FROM endpoints WHERE destination = $1',
+        values: [destination],
+      });
+      return r[0];
+    },
+    async drain(max = 20) {
+      const engine = delivery.engine();
+      if (!engine) throw new Error('delivery module not started');
+      for (let i = 0; i < max; i++) if ((await engine.runOnce()) === 0) return;
+    },
+    async events(prefix) {
+      const list = await t.services.log.list({ type: `${prefix}.*`, limit: 1000 });
+      return list.map((e) => ({
+        type: e.envelope.type,
+        causation_id: e.envelope.causation_id,
+        summary: e.envelope.redacted_summary,
+      }));
+    },
+  };
+  return h;
+}

@@ -1,0 +1,235 @@
+import type { Message } from '../../channels/index.js';
+import { type EnvelopeInput, newId } from '../../envelope/index.js';
+import { AppError } from '../../errors/index.js';
+import type { EventLog } from '../../log/log.js';
+import type { Db } from '../../store/port.js';
+import type { ChannelEntry } from './engine.js';
+import { type EndpointPolicy, initialEndpoint } from './endpoint.js';
+import * as q from './sql.js';
+
+/**
+ * What other modules call: `enqueue` writes a delivery in the caller's transaction (so the event
+ * that causes a notification and its delivery commit together); `list` and `replay` serve the admin
+ * API and `switchboard dlq`.
+ */
+
+export interface EnqueueInput {
+  /** The event that causes this delivery: attempts are caused by it; it is also the `webhook-id`. */
+  eventId: string;
+  /** A `channels.<name>` of the current config. */
+  destination: string;
+  message: Message;
+  /** Defaults to the event id (the delivery's events start their own chain). */
+  correlationId?: string;
+}
+
+export interface Enqueued {
+  id: string;
+  /** False when this (event, destination) already had a delivery: a redelivered outbox row. */
+  created: boolean;
+}
+
+export interface DeliveryView {
+  id: string;
+  event_id: string;
+  destination: string;
+  channel_type: string;
+  status: q.DeliveryStatus;
+  attempts: number;
+  next_attempt_at: string;
+  last_status: number | null;
+  last_error: string | null;
+  last_response: string | null;
+  payload_ref: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ListFilter {
+  status?: q.DeliveryStatus;
+  destination?: string;
+  limit?: number;
+}
+
+export interface ReplayFilter {
+  ids?: string[];
+  destination?: string;
+  /** Epoch ms, inclusive: deliveries created at or after. */
+  from?: number;
+  /** Epoch ms, exclusive. */
+  to?: number;
+}
+
+export interface ReplayOutcome {
+  replayed: string[];
+  refused: { id: string; reason: string }[];
+}
+
+/** A replay touches at most this many rows per call; a larger DLQ is replayed in pages. */
+export const MAX_REPLAY = 1000;
+export const MAX_LIST = 1000;
+
+export interface DeliveryService {
+  enqueue(tx: Db, input: EnqueueInput): Promise<Enqueued>;
+  list(filter?: ListFilter): Promise<DeliveryView[]>;
+  replay(filter: ReplayFilter): Promise<ReplayOutcome>;
+}
+
+export interface ServiceDeps {
+  db: Db;
+  log: EventLog;
+  channels: () => Record<string, ChannelEntry>;
+  now: () => number;
+  /** Called after a write that makes rows due (the engine's wake). */
+  wake?: () => void;
+  onAppended?: (types: string[]) => void;
+  endpointPolicy: EndpointPolicy;
+}
+
+export function view(r: q.DeliveryRow): DeliveryView {
+  return {
+    id: r.id,
+    event_id: r.event_id,
+    destination: r.destination,
+    channel_type: r.channel_type,
+    status: r.status,
+    attempts: Number(r.attempts),
+    next_attempt_at: new Date(Number(r.next_attempt_at)).toISOString(),
+    last_status: r.last_status === null ? null : Number(r.last_status),
+    last_error: r.last_error,
+    last_response: r.last_response,
+    payload_ref: r.payload_ref,
+    created_at: new Date(Number(r.created_at)).toISOString(),
+    updated_at: new Date(Number(r.updated_at)).toISOString(),
+  };
+}
+
+export function createDeliveryService(d: ServiceDeps): DeliveryService {
+  return {
+    async enqueue(tx, input) {
+      const entry = d.channels()[input.destination];
+      if (!entry) throw new AppError('not_found', `no channel named ${input.destination} is configured`);
+      if (input.message.eventId !== input.eventId)
+        throw new AppError('bad_request', 'the message eventId must be the delivery event id');
+      const now = d.now();
+      const id = newId('delivery', now);
+      const rows = await tx.query<{ id: string }>(
+        q.insertDelivery({
+          id,
+          eventId: input.eventId,
+          correlationId: input.correlationId ?? input.eventId,
+          destination: input.destination,
+          channelType: entry.type,
+          message: JSON.stringify(input.message),
+          payloadRef: null,
+          nextAttemptAt: now,
+          now,
+        }),
+      );
+      if (rows[0]) {
+        // The caller's transaction may not have committed yet; the engine's next poll picks it up.
+        setImmediate(() => d.wake?.());
+        return { id, created: true };
+      }
+      const existing = await tx.query<{ id: string }>(q.deliveryIdFor(input.eventId, input.destination));
+      return { id: existing[0]?.id ?? id, created: false };
+    },
+
+    async list(filter = {}) {
+      const limit = Math.min(Math.max(1, filter.limit ?? 100), MAX_LIST);
+      const rows = await d.db.query<q.DeliveryRow>(
+        q.selectDeliveries({
+          limit,
+          ...(filter.status ? { status: filter.status } : {}),
+          ...(filter.destination ? { destination: filter.destination } : {}),
+        }),
+      );
+      return rows.map(view);
+    },
+
+    async replay(filter) {
+      const channels = d.channels();
+      const out: ReplayOutcome = { replayed: [], refused: [] };
+      const types: string[] = [];
+      await d.db.tx(async (tx) => {
+        const rows = await tx.query<q.DeliveryRow>(
+          q.selectDeliveries(
+            {
+              limit: MAX_REPLAY,
+              ...(filter.ids ? { ids: filter.ids } : {}),
+              ...(filter.destination ? { destination: filter.destination } : {}),
+              ...(filter.from !== undefined ? { from: filter.from } : {}),
+              ...(filter.to !== undefined ? { to: filter.to } : {}),
+            },
+            filter.ids ? undefined : ['dead', 'reconcile'],
+          ),
+        );
+        const found = new Set(rows.map((r) => r.id));
+        for (const id of filter.ids ?? []) {
+          if (!found.has(id)) out.refused.push({ id, reason: 'no such delivery' });
+        }
+        const inputs: EnvelopeInput[] = [];
+        const now = d.now();
+        for (const r of rows) {
+          if (r.status !== 'dead' && r.status !== 'reconcile') {
+            out.refused.push({ id: r.id, reason: `status is ${r.status}; only dead and reconcile replay` });
+            continue;
+          }
+          const entry = channels[r.destination];
+          if (!entry) {
+            out.refused.push({
+              id: r.id,
+              reason: `channel ${r.destination} is no longer configured; add it back or leave this delivery dead`,
+            });
+            continue;
+          }
+          const done = await tx.query(q.replayDelivery(r.id, entry.type, now));
+          if (done.length === 0) continue;
+          out.replayed.push(r.id);
+          inputs.push({
+            type: 'integration.delivery.replayed',
+            causation_id: r.event_id,
+            correlation_id: r.correlation_id,
+            subject: { resource_ref: r.id },
+            redacted_summary: {
+              delivery_id: r.id,
+              destination: r.destination,
+              channel: entry.type,
+              previous_status: r.status,
+              previous_attempts: Number(r.attempts),
+            },
+          });
+        }
+        // A replay is a person saying the endpoint is worth another try: a disabled one starts clean.
+        for (const dest of new Set(
+          rows.filter((r) => out.replayed.includes(r.id)).map((r) => r.destination),
+        )) {
+          const ep = await tx.query<q.EndpointRow>(q.selectEndpoint(tx.dialect, dest));
+          if (!ep[0] || Number(ep[0].disabled) !== 1) continue;
+          const fresh = initialEndpoint(now, d.endpointPolicy);
+          await tx.query(
+            q.upsertEndpoint({
+              destination: dest,
+              breaker: JSON.stringify(fresh.breaker),
+              bucket: JSON.stringify(fresh.bucket),
+              disabled: false,
+              now,
+            }),
+          );
+          inputs.push({
+            type: 'integration.endpoint.enabled',
+            redacted_summary: { destination: dest, reason: 'replay' },
+          });
+        }
+        if (inputs.length > 0) await d.log.appendMany(inputs, tx);
+        for (const i of inputs) types.push(i.type);
+      });
+      if (types.length > 0) {
+        d.onAppended?.(types);
+        d.log.notify();
+        d.wake?.();
+      }
+      return out;
+    },
+  };
+}

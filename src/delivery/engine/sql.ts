@@ -1,0 +1,235 @@
+import type { Dialect, Sql } from '../../store/port.js';
+
+/**
+ * Every statement of the delivery engine, as pure functions returning `Sql` (`$1…$n` in both
+ * dialects). The claim is the one place the dialects differ: PostgreSQL adds `FOR UPDATE SKIP
+ * LOCKED` so several processes never claim the same row; SQLite has one writer at a time, so the
+ * same UPDATE … RETURNING is already exclusive.
+ */
+
+export type DeliveryStatus = 'pending' | 'claimed' | 'succeeded' | 'dead' | 'unknown' | 'reconcile';
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = [
+  'pending',
+  'claimed',
+  'succeeded',
+  'dead',
+  'unknown',
+  'reconcile',
+];
+
+export interface DeliveryRow {
+  id: string;
+  event_id: string;
+  correlation_id: string;
+  destination: string;
+  channel_type: string;
+  message: string | null;
+  payload_ref: string | null;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: number;
+  lease_until: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  last_response: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface EndpointRow {
+  destination: string;
+  breaker: string;
+  bucket: string;
+  disabled: number;
+  updated_at: number;
+}
+
+const COLUMNS =
+  'id, event_id, correlation_id, destination, channel_type, message, payload_ref, status, attempts, next_attempt_at, lease_until, last_status, last_error, last_response, created_at, updated_at';
+
+export function insertDelivery(d: {
+  id: string;
+  eventId: string;
+  correlationId: string;
+  destination: string;
+  channelType: string;
+  message: string | null;
+  payloadRef: string | null;
+  nextAttemptAt: number;
+  now: number;
+}): Sql {
+  return {
+    text: `INSERT INTO deliveries (id, event_id, correlation_id, destination, channel_type, message, payload_ref, status, attempts, next_attempt_at, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, $8, $9, $9)
+ON CONFLICT (event_id, destination) DO NOTHING RETURNING id`,
+    values: [
+      d.id,
+      d.eventId,
+      d.correlationId,
+      d.destination,
+      d.channelType,
+      d.message,
+      d.payloadRef,
+      d.nextAttemptAt,
+      d.now,
+    ],
+  };
+}
+
+export function deliveryIdFor(eventId: string, destination: string): Sql {
+  return {
+    text: 'SELECT id FROM deliveries WHERE event_id = $1 AND destination = $2',
+    values: [eventId, destination],
+  };
+}
+
+/**
+ * Claims up to `limit` due rows: pending or unknown (a de-duplicating destination's retry) whose
+ * time has come. Oldest due first, so a backlog drains in order.
+ */
+export function claimDue(dialect: Dialect, now: number, leaseUntil: number, limit: number): Sql {
+  const lock = dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+  return {
+    text: `UPDATE deliveries SET status = 'claimed', lease_until = $1, updated_at = $2
+WHERE id IN (SELECT id FROM deliveries WHERE status IN ('pending', 'unknown') AND next_attempt_at <= $2
+  ORDER BY next_attempt_at LIMIT $3${lock})
+RETURNING ${COLUMNS}`,
+    values: [leaseUntil, now, limit],
+  };
+}
+
+/**
+ * Rows whose worker died mid-attempt (the lease ran out): the request may have gone out. A
+ * de-duplicating destination (`webhook`) is simply due again; any other goes to reconciliation,
+ * never a blind resend. The lost attempt counts.
+ */
+export function expireLeases(dialect: Dialect, now: number, dedupTypes: readonly string[]): Sql {
+  const lock = dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+  const types = dedupTypes.map((_, i) => `$${i + 2}`).join(', ') || "''";
+  return {
+    text: `UPDATE deliveries SET
+  status = CASE WHEN channel_type IN (${types}) THEN 'pending' ELSE 'reconcile' END,
+  attempts = attempts + 1, next_attempt_at = $1, lease_until = NULL, updated_at = $1,
+  last_error = 'lease expired: the worker stopped mid-attempt'
+WHERE id IN (SELECT id FROM deliveries WHERE status = 'claimed' AND lease_until <= $1 LIMIT 1000${lock})
+RETURNING id, event_id, correlation_id, destination, channel_type, status, attempts`,
+    values: [now, ...dedupTypes],
+  };
+}
+
+/** Puts a claimed row back without counting an attempt (breaker open, rate limit, endpoint paused). */
+export function deferDelivery(id: string, at: number, now: number, why: string): Sql {
+  return {
+    text: `UPDATE deliveries SET status = 'pending', next_attempt_at = $2, lease_until = NULL, updated_at = $3, last_error = $4
+WHERE id = $1 AND status = 'claimed'`,
+    values: [id, at, now, why],
+  };
+}
+
+export function finishDelivery(d: {
+  id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  nextAttemptAt: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  lastResponse: string | null;
+  now: number;
+}): Sql {
+  return {
+    text: `UPDATE deliveries SET status = $2, attempts = $3, next_attempt_at = $4, lease_until = NULL,
+  last_status = $5, last_error = $6, last_response = $7, updated_at = $8
+WHERE id = $1`,
+    values: [d.id, d.status, d.attempts, d.nextAttemptAt, d.lastStatus, d.lastError, d.lastResponse, d.now],
+  };
+}
+
+export function selectEndpoint(dialect: Dialect, destination: string): Sql {
+  return {
+    text: `SELECT destination, breaker, bucket, disabled, updated_at FROM endpoints WHERE destination = $1${dialect === 'postgres' ? ' FOR UPDATE' : ''}`,
+    values: [destination],
+  };
+}
+
+export function upsertEndpoint(e: {
+  destination: string;
+  breaker: string;
+  bucket: string;
+  disabled: boolean;
+  now: number;
+}): Sql {
+  return {
+    text: `INSERT INTO endpoints (destination, breaker, bucket, disabled, updated_at) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (destination) DO UPDATE SET breaker = $2, bucket = $3, disabled = $4, updated_at = $5`,
+    values: [e.destination, e.breaker, e.bucket, e.disabled ? 1 : 0, e.now],
+  };
+}
+
+/** Creates the row if missing so the `FOR UPDATE` that follows has something to lock. */
+export function ensureEndpoint(destination: string, breaker: string, bucket: string, now: number): Sql {
+  return {
+    text: `INSERT INTO endpoints (destination, breaker, bucket, disabled, updated_at) VALUES ($1, $2, $3, 0, $4)
+ON CONFLICT (destination) DO NOTHING`,
+    values: [destination, breaker, bucket, now],
+  };
+}
+
+export function listEndpoints(): Sql {
+  return {
+    text: 'SELECT destination, breaker, bucket, disabled, updated_at FROM endpoints ORDER BY destination',
+  };
+}
+
+export interface DeliveryFilter {
+  status?: DeliveryStatus;
+  destination?: string;
+  ids?: readonly string[];
+  from?: number;
+  to?: number;
+  limit: number;
+}
+
+export function selectDeliveries(f: DeliveryFilter, statuses?: readonly DeliveryStatus[]): Sql {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  const add = (clause: (p: string) => string, v: unknown) => {
+    values.push(v);
+    where.push(clause(`$${values.length}`));
+  };
+  if (f.status) add((p) => `status = ${p}`, f.status);
+  if (statuses) {
+    const ps = statuses.map((s) => {
+      values.push(s);
+      return `$${values.length}`;
+    });
+    where.push(`status IN (${ps.join(', ')})`);
+  }
+  if (f.destination) add((p) => `destination = ${p}`, f.destination);
+  if (f.from !== undefined) add((p) => `created_at >= ${p}`, f.from);
+  if (f.to !== undefined) add((p) => `created_at < ${p}`, f.to);
+  if (f.ids) {
+    const ps = f.ids.map((id) => {
+      values.push(id);
+      return `$${values.length}`;
+    });
+    where.push(`id IN (${ps.join(', ') || "''"})`);
+  }
+  values.push(f.limit);
+  return {
+    text: `SELECT ${COLUMNS} FROM deliveries${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at, id LIMIT $${values.length}`,
+    values,
+  };
+}
+
+/** A replay: a fresh schedule under the current config (the channel's type may have changed). */
+export function replayDelivery(id: string, channelType: string, now: number): Sql {
+  return {
+    text: `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = $3, channel_type = $2, lease_until = NULL, updated_at = $3
+WHERE id = $1 AND status IN ('dead', 'reconcile') RETURNING id`,
+    values: [id, channelType, now],
+  };
+}
+
+export function countByStatus(): Sql {
+  return { text: 'SELECT status, COUNT(*) AS n FROM deliveries GROUP BY status' };
+}

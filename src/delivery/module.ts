@@ -1,0 +1,119 @@
+import type { Dispatcher } from 'undici';
+import { AppError } from '../errors/index.js';
+import type { Module, Services } from '../server/module.js';
+import { type DeliveryConfig, deliveryConfigSchema, deliveryPolicies } from './config.js';
+import { createGuardedDispatcher } from './dispatcher.js';
+import { type ChannelEntry, DeliveryEngine, type EngineOptions } from './engine/engine.js';
+import { deliveryMetrics } from './engine/metrics.js';
+import { deliveryRoutes } from './engine/routes.js';
+import { createDeliveryService, type DeliveryService } from './engine/service.js';
+import { compileEgressPolicy } from './ssrf.js';
+
+export type {
+  DeliveryService,
+  EnqueueInput,
+  Enqueued,
+  DeliveryView,
+  ReplayFilter,
+  ReplayOutcome,
+} from './engine/service.js';
+
+export interface DeliveryModuleOptions {
+  /** Overrides for the `delivery:` section (tests use short timeouts and schedules). */
+  config?: Partial<DeliveryConfig>;
+  /** Whether `start` runs the workers (tests drive `engine().runOnce()` by hand). */
+  workers?: boolean;
+  /** Where channel secrets (`*_env`) are read at each attempt; the process environment by default. */
+  env?: NodeJS.ProcessEnv;
+  /** Engine tuning: batch size, loops, poll interval, lease. */
+  engine?: Pick<EngineOptions, 'batchSize' | 'loops' | 'pollMs' | 'leaseMs' | 'random'>;
+  /** A dispatcher to send through instead of the guarded one built from `egress.allow`. */
+  dispatcher?: Dispatcher;
+}
+
+export interface DeliveryModule extends Module {
+  service(): DeliveryService | undefined;
+  engine(): DeliveryEngine | undefined;
+}
+
+/** Services as the lead will extend them: the notify module reads `services.deliveries`. */
+type WithDeliveries = Services & { deliveries?: DeliveryService };
+
+function readConfig(services: Services, overrides: Partial<DeliveryConfig> = {}): DeliveryConfig {
+  const section = (services.config as unknown as Record<string, unknown>).delivery ?? {};
+  return deliveryConfigSchema.parse({ ...(section as object), ...overrides });
+}
+
+/**
+ * The delivery engine: the `deliveries` and `endpoints` tables (migration 0200), the workers, and
+ * the admin API (`GET /v1/deliveries`, `POST /v1/deliveries/replay`). Sets `services.deliveries`.
+ */
+export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule {
+  let service: DeliveryService | undefined;
+  let engine: DeliveryEngine | undefined;
+  let dispatcher: Dispatcher | undefined;
+  let ownDispatcher = false;
+
+  const ensure = (s: Services): DeliveryService => {
+    if (service) return service;
+    const policies = deliveryPolicies(readConfig(s, opts.config));
+    if (opts.dispatcher) dispatcher = opts.dispatcher;
+    else {
+      dispatcher = createGuardedDispatcher(compileEgressPolicy(s.config.egress.allow));
+      ownDispatcher = true;
+    }
+    const env = opts.env ?? process.env;
+    const channels = () => s.config.channels as Record<string, ChannelEntry>;
+    const metrics = deliveryMetrics(s.metrics.registry, () => s.db);
+    const onAppended = (types: string[]) => {
+      for (const type of types) s.metrics.eventsAppended.inc({ type });
+    };
+    engine = new DeliveryEngine({
+      db: s.db,
+      log: s.log,
+      channels,
+      policies,
+      dispatcher,
+      secret: (name) => env[name],
+      now: s.now,
+      metrics,
+      onAppended,
+      logger: s.logger,
+      ...opts.engine,
+    });
+    const e = engine;
+    service = createDeliveryService({
+      db: s.db,
+      log: s.log,
+      channels,
+      now: s.now,
+      wake: () => e.wake(),
+      onAppended,
+      endpointPolicy: policies,
+    });
+    return service;
+  };
+  const running = (): DeliveryService => {
+    if (!service) throw new AppError('not_ready', 'the delivery module has not started');
+    return service;
+  };
+
+  return {
+    name: 'delivery',
+    service: () => service,
+    engine: () => engine,
+    routes(app, s) {
+      deliveryRoutes(app, s, running);
+    },
+    start(s) {
+      (s as WithDeliveries).deliveries = ensure(s);
+      if (opts.workers !== false) engine?.start();
+    },
+    async stop() {
+      await engine?.stop();
+      if (ownDispatcher) await dispatcher?.close();
+      service = undefined;
+      engine = undefined;
+    },
+  };
+}
