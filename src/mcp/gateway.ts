@@ -1,0 +1,124 @@
+import type { AskApprovalArgs, ReportProgressArgs } from '../notify/schema.js';
+import type { ProgressResult } from '../notify/service.js';
+import type { ApprovalOutcome, ProgressSink } from './tools.js';
+
+/**
+ * The gateway as `switchboard mcp` and `switchboard notify` reach it: `SWITCHBOARD_URL` with
+ * `SWITCHBOARD_KEY`, the task from `SWITCHBOARD_TASK_ID`. Error messages carry the gateway's error
+ * code and message, never the key.
+ */
+
+export const DEFAULT_URL = 'http://127.0.0.1:8787';
+/** Seconds one `?wait=` holds the request; each return sends the client a progress notification. */
+export const APPROVAL_WAIT_SECONDS = 10;
+
+export interface GatewayOptions {
+  url: string;
+  key: string;
+  taskId?: string;
+  fetch?: typeof fetch;
+}
+
+export function gatewayFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOptions {
+  const key = env.SWITCHBOARD_KEY;
+  if (!key) throw new Error('SWITCHBOARD_KEY is not set; give the agent key the gateway issued');
+  return {
+    url: env.SWITCHBOARD_URL || DEFAULT_URL,
+    key,
+    ...(env.SWITCHBOARD_TASK_ID ? { taskId: env.SWITCHBOARD_TASK_ID } : {}),
+  };
+}
+
+interface ApprovalAnswer {
+  id: string;
+  status?: string;
+  state?: string;
+  capability?: { id: string; expires_at: string; token: string };
+}
+
+export class Gateway {
+  constructor(private readonly o: GatewayOptions) {}
+
+  private async call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.o.key}`,
+      accept: 'application/json',
+    };
+    if (this.o.taskId) headers['x-switchboard-task'] = this.o.taskId;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await (this.o.fetch ?? fetch)(new URL(path, this.o.url), {
+      method,
+      headers,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      ...(signal ? { signal } : {}),
+    });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new Error(`the gateway answered ${res.status} without JSON`);
+    }
+    if (!res.ok) {
+      const e = (json as { error?: { code?: string; message?: string } }).error;
+      throw new Error(
+        `the gateway answered ${res.status} ${e?.code ?? ''}: ${e?.message ?? 'no message'}`.replace(
+          '  ',
+          ' ',
+        ),
+      );
+    }
+    return json as T;
+  }
+
+  reportProgress(args: ReportProgressArgs): Promise<ProgressResult> {
+    return this.call<ProgressResult>('POST', '/v1/progress', args);
+  }
+
+  /** POST with `?wait=`, then GET the approval until it leaves `pending`, a progress notification per wait. */
+  async askApproval(
+    args: AskApprovalArgs,
+    progress: ProgressSink,
+    signal: AbortSignal,
+    waitSeconds = APPROVAL_WAIT_SECONDS,
+  ): Promise<ApprovalOutcome> {
+    let a = await this.call<ApprovalAnswer>('POST', `/v1/approvals?wait=${waitSeconds}`, args, signal);
+    const id = a.id;
+    for (;;) {
+      const state = a.state ?? a.status;
+      if (state === 'approved')
+        return {
+          outcome: 'approved',
+          approval_id: id,
+          ...(a.capability ? { capability: a.capability } : {}),
+        };
+      if (state === 'rejected') return { outcome: 'rejected', approval_id: id };
+      if (state !== 'pending' || signal.aborted) return { outcome: 'timeout', approval_id: id };
+      await progress(`still waiting for a decision on ${id}`);
+      const started = Date.now();
+      a = await this.call<ApprovalAnswer>(
+        'GET',
+        `/v1/approvals/${encodeURIComponent(id)}?wait=${waitSeconds}`,
+        undefined,
+        signal,
+      );
+      // A gateway that answers GET at once (no long poll) must not be polled in a tight loop.
+      const left = waitSeconds * 1000 - (Date.now() - started);
+      if ((a.state ?? a.status) === 'pending' && left > 0) await sleep(Math.min(left, 1000), signal);
+    }
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}

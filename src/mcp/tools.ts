@@ -1,0 +1,89 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import {
+  ASK_APPROVAL_DESCRIPTION,
+  type AskApprovalArgs,
+  askApprovalSchema,
+  REPORT_PROGRESS_DESCRIPTION,
+  type ReportProgressArgs,
+  reportProgressSchema,
+} from '../notify/schema.js';
+import type { ProgressResult } from '../notify/service.js';
+
+/**
+ * The two tools, one definition for both transports: `/mcp` binds them to the services in-process,
+ * `switchboard mcp` binds them to the gateway over HTTP. The schemas are the CONTRACT.md ones.
+ */
+
+export interface ApprovalOutcome {
+  outcome: 'approved' | 'rejected' | 'timeout';
+  approval_id: string;
+  capability?: { id: string; expires_at: string; token: string };
+}
+
+/** Sends one MCP progress notification (a no-op when the caller gave no progress token). */
+export type ProgressSink = (message: string) => Promise<void>;
+
+export interface ToolHandlers {
+  reportProgress(args: ReportProgressArgs): Promise<ProgressResult>;
+  askApproval(args: AskApprovalArgs, progress: ProgressSink, signal: AbortSignal): Promise<ApprovalOutcome>;
+}
+
+export const SERVER_INFO = { name: 'switchboard', version: '0.1.0' };
+
+function ok(value: object): CallToolResult {
+  return {
+    content: [{ type: 'text', text: JSON.stringify(value) }],
+    structuredContent: value as Record<string, unknown>,
+  };
+}
+
+/** A tool failure the model can read (MCP's convention), with no internals in it. */
+function failure(err: unknown): CallToolResult {
+  const message = err instanceof Error ? err.message : 'the gateway could not handle the call';
+  return { isError: true, content: [{ type: 'text', text: message }] };
+}
+
+export function buildMcpServer(h: ToolHandlers, opts: { echo?: boolean } = {}): McpServer {
+  const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
+  server.registerTool(
+    'report_progress',
+    { description: REPORT_PROGRESS_DESCRIPTION, inputSchema: reportProgressSchema },
+    async (args) => {
+      try {
+        return ok(await h.reportProgress(args));
+      } catch (err) {
+        return failure(err);
+      }
+    },
+  );
+  server.registerTool(
+    'ask_approval',
+    { description: ASK_APPROVAL_DESCRIPTION, inputSchema: askApprovalSchema },
+    async (args, extra) => {
+      const token = extra._meta?.progressToken;
+      let step = 0;
+      const progress: ProgressSink = async (message) => {
+        if (token === undefined) return;
+        step += 1; // the spec requires `progress` to increase with every notification
+        await extra.sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken: token, progress: step, message },
+        });
+      };
+      try {
+        return ok(await h.askApproval(args, progress, extra.signal));
+      } catch (err) {
+        return failure(err);
+      }
+    },
+  );
+  if (opts.echo) {
+    // The bench's baseline: the cheapest tool the SDK can serve, on the same server and transport.
+    server.registerTool('echo', { inputSchema: z.strictObject({ text: z.string() }) }, async ({ text }) => ({
+      content: [{ type: 'text', text }],
+    }));
+  }
+  return server;
+}

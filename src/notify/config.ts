@@ -1,0 +1,87 @@
+import { z } from 'zod';
+
+/**
+ * The `routes:` and `notify:` sections of switchboard.yaml. Recipients live only in `channels:`; a
+ * route names channels, never addresses, so no tool argument can ever pick who hears a message.
+ */
+
+/** Seed 000: a task that says more than this per minute is noise, and noise gets muted. */
+export const NOTIFY_RATE_PER_MINUTE = 6;
+/**
+ * Alertmanager's `group_wait` default: long enough that a burst of "still running" reports folds into
+ * one digest, short enough that the owner still hears about progress within the minute.
+ */
+export const PROGRESS_MERGE_WINDOW_SECONDS = 30;
+/** After this many failed deliveries to a route's channels, its fallback channels are used. */
+export const FALLBACK_AFTER_FAILURES = 3;
+/** `detail` is for a phone screen, not a log dump; channels cut further to their own caps. */
+export const DETAIL_MAX_CHARS = 2000;
+
+const channelName = z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'a channel name from channels:');
+
+export const routeSchema = z.strictObject({
+  /** CEL over `stage`, `severity`, `task`, `agent`, `owner`, `kind`; must give a bool. */
+  match: z.string().min(1).default('true'),
+  channels: z.array(channelName).min(1, 'name at least one channel'),
+  fallback: z.array(channelName).optional(),
+  fallback_after: z.number().int().min(1).default(FALLBACK_AFTER_FAILURES),
+});
+
+export const routesSchema = z.array(routeSchema).default([]);
+
+export const notifyConfigSchema = z.strictObject({
+  rate_per_minute: z.number().int().min(1).default(NOTIFY_RATE_PER_MINUTE),
+  progress_merge_window_seconds: z.number().int().min(0).max(3600).default(PROGRESS_MERGE_WINDOW_SECONDS),
+  /** Seed 000: "started" tells the owner nothing they did not already know. */
+  send_started: z.boolean().default(false),
+  /** `block`: a message with a secret is not sent at all; `mask`: the secret is replaced and it is sent. */
+  secrets: z.enum(['block', 'mask']).default('block'),
+  /** Hosts (and their subdomains) an artifact link or a clickable link may point at; empty = none. */
+  allowed_link_domains: z.array(z.string().min(1)).default([]),
+  /** Channels whose readers are outside the organisation: internal names are replaced by aliases. */
+  external_channels: z.array(channelName).default([]),
+  /** Internal name (repo, service, branch) → the alias shown on external channels. */
+  aliases: z.record(z.string().min(1), z.string().min(1)).default({}),
+  locale: z.enum(['en', 'zh']).default('en'),
+  detail_max_chars: z.number().int().min(1).max(100_000).default(DETAIL_MAX_CHARS),
+});
+
+export type RouteConfig = z.infer<typeof routeSchema>;
+export type NotifyConfig = z.infer<typeof notifyConfigSchema>;
+
+/** Problems of both sections (key path and message), for the config loader's checks. */
+export function notifyConfigProblems(config: {
+  routes: unknown;
+  notify: unknown;
+  channels?: Record<string, unknown>;
+}): {
+  path: string;
+  message: string;
+}[] {
+  const problems: { path: string; message: string }[] = [];
+  const routes = routesSchema.safeParse(config.routes);
+  if (!routes.success) {
+    for (const i of routes.error.issues)
+      problems.push({ path: ['routes', ...i.path.map(String)].join('.'), message: i.message });
+  }
+  const notify = notifyConfigSchema.safeParse(config.notify ?? {});
+  if (!notify.success) {
+    for (const i of notify.error.issues)
+      problems.push({ path: ['notify', ...i.path.map(String)].join('.'), message: i.message });
+  }
+  const known = new Set(Object.keys(config.channels ?? {}));
+  if (routes.success && config.channels) {
+    routes.data.forEach((r, i) => {
+      for (const [key, names] of [
+        ['channels', r.channels],
+        ['fallback', r.fallback ?? []],
+      ] as const) {
+        for (const n of names) {
+          if (!known.has(n))
+            problems.push({ path: `routes.${i}.${key}`, message: `no channel named "${n}" under channels:` });
+        }
+      }
+    });
+  }
+  return problems;
+}

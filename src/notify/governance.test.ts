@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { type Decision, decide, EMPTY_STATE, flush, type GovernanceConfig, type NotifyState, type Report } from './governance.js';
+
+const CFG: GovernanceConfig = { rate_per_minute: 6, progress_merge_window_seconds: 30, send_started: false };
+const T0 = 1_800_000_000_000;
+
+let n = 0;
+function report(stage: Report['stage'], summary: string, severity: Report['severity'] = 'info'): Report {
+  n += 1;
+  return { stage, severity, summary, fingerprint: `${stage}|${summary}`, event_id: `evt_${n}` };
+}
+
+/** Feeds reports one per `everyMs`, flushing due digests between them, and collects what happened. */
+function run(reports: Report[], cfg = CFG, everyMs = 3000) {
+  let state: NotifyState = EMPTY_STATE;
+  const decisions: Decision[] = [];
+  let digestsSent = 0;
+  reports.forEach((r, i) => {
+    const now = T0 + i * everyMs;
+    const f = flush(state, cfg, now);
+    state = f.state;
+    if (f.decision.kind === 'send') digestsSent++;
+    const d = decide(state, r, cfg, now);
+    state = d.state;
+    decisions.push(d.decision);
+  });
+  return { decisions, digestsSent, state };
+}
+
+const count = (ds: Decision[], s: Decision['status']) => ds.filter((d) => d.status === s).length;
+
+describe('when to speak', () => {
+  it('does not send "started" by default, and records it as merged', () => {
+    const { decision } = decide(EMPTY_STATE, report('started', 'go'), CFG, T0);
+    expect(decision).toEqual({ status: 'merged', reason: 'started_not_sent' });
+  });
+
+  it('sends "started" when the config asks for it', () => {
+    const { decision } = decide(EMPTY_STATE, report('started', 'go'), { ...CFG, send_started: true }, T0);
+    expect(decision.status).toBe('sent');
+  });
+
+  it('folds twenty "still running" reports in a minute into at most six messages, each of the rest merged', () => {
+    const reports = Array.from({ length: 20 }, (_, i) => report('progress', `still running (${i})`));
+    const { decisions, digestsSent } = run(reports);
+    expect(count(decisions, 'sent') + digestsSent).toBeLessThanOrEqual(6);
+    expect(count(decisions, 'queued') + count(decisions, 'merged')).toBe(20);
+    expect(digestsSent).toBeGreaterThanOrEqual(1);
+  });
+
+  it('rate-limits twenty immediate reports to six a minute when merging is off', () => {
+    const reports = Array.from({ length: 20 }, (_, i) => report('progress', `still running (${i})`));
+    const { decisions } = run(reports, { ...CFG, progress_merge_window_seconds: 0 });
+    expect(count(decisions, 'sent')).toBe(6);
+    expect(count(decisions, 'rate_limited')).toBe(14);
+  });
+
+  it('lets a slot free again once the minute has passed', () => {
+    const reports = Array.from({ length: 8 }, (_, i) => report('progress', `r${i}`));
+    const { decisions } = run(reports, { ...CFG, progress_merge_window_seconds: 0 }, 10_000);
+    // sends at 0..50 s fill the minute; at 60 s the first send has left the window
+    expect(decisions.map((d) => d.status)).toEqual(['sent', 'sent', 'sent', 'sent', 'sent', 'sent', 'sent', 'sent']);
+  });
+
+  it('de-duplicates consecutive identical reports of the same stage', () => {
+    const { decisions } = run([report('progress', 'still running'), report('progress', 'still running'), report('progress', 'still running')]);
+    expect(decisions.map((d) => d.status)).toEqual(['queued', 'deduped', 'deduped']);
+  });
+
+  it('does not de-duplicate the same text under another stage', () => {
+    const { decisions } = run([report('progress', 'x'), report('blocked', 'x')]);
+    expect(decisions[1]?.status).toBe('sent');
+  });
+
+  it.each(['blocked', 'awaiting_approval', 'failed'] as const)('always sends "%s" on the priority lane, even over the rate limit', (stage) => {
+    const flood = Array.from({ length: 6 }, (_, i) => report('progress', `p${i}`));
+    const { state } = run(flood, { ...CFG, progress_merge_window_seconds: 0 }, 1);
+    const { decision } = decide(state, report(stage, 'needs you'), CFG, T0 + 10);
+    expect(decision).toMatchObject({ status: 'sent', lane: 'high', mention: false });
+  });
+
+  it('sends "failed" on the priority lane and drops a pending digest as superseded', () => {
+    const a = decide(EMPTY_STATE, report('progress', 'compiling'), CFG, T0);
+    const b = decide(a.state, report('failed', 'compile error'), CFG, T0 + 1000);
+    expect(b.decision).toMatchObject({ status: 'sent', lane: 'high' });
+    expect(b.decision.status === 'sent' && b.decision.superseded?.count).toBe(1);
+    expect(b.state.digest).toBeUndefined();
+  });
+
+  it('mentions the owner for critical only', () => {
+    const crit = decide(EMPTY_STATE, report('progress', 'disk full', 'critical'), CFG, T0);
+    expect(crit.decision).toMatchObject({ status: 'sent', lane: 'high', mention: true });
+    for (const sev of ['info', 'warn'] as const) {
+      const d = decide(EMPTY_STATE, report('blocked', `b ${sev}`, sev), CFG, T0).decision;
+      expect(d.status === 'sent' && d.mention).toBe(false);
+    }
+  });
+
+  it('sends "done" once, not rate-limited, and replaces the digest', () => {
+    const full = run(Array.from({ length: 6 }, (_, i) => report('progress', `p${i}`)), { ...CFG, progress_merge_window_seconds: 0 }, 1);
+    const first = decide(full.state, report('done', 'merged PR'), CFG, T0 + 10);
+    expect(first.decision).toMatchObject({ status: 'sent', lane: 'normal' });
+    const second = decide(first.state, report('done', 'merged PR again'), CFG, T0 + 20);
+    expect(second.decision).toEqual({ status: 'deduped', reason: 'done_already_sent' });
+  });
+});
+
+describe('progress digests', () => {
+  it('opens a digest, merges into it, and flushes one message when the window closes', () => {
+    const a = decide(EMPTY_STATE, report('progress', 'step 1'), CFG, T0);
+    expect(a.decision).toEqual({ status: 'queued', due_at: T0 + 30_000 });
+    const b = decide(a.state, report('progress', 'step 2', 'warn'), CFG, T0 + 5000);
+    expect(b.decision).toEqual({ status: 'merged', reason: 'digest' });
+    expect(flush(b.state, CFG, T0 + 29_999).decision.kind).toBe('none');
+    const f = flush(b.state, CFG, T0 + 30_000);
+    expect(f.decision.kind).toBe('send');
+    if (f.decision.kind === 'send') {
+      expect(f.decision.digest).toMatchObject({ count: 2, summary: 'step 2', severity: 'warn' });
+      expect(f.decision.digest.event_ids).toHaveLength(2);
+    }
+    expect(f.state.digest).toBeUndefined();
+    expect(f.state.sent).toEqual([T0 + 30_000]);
+  });
+
+  it('postpones a due digest while the rate limit is full, and sends it when a slot frees', () => {
+    let state: NotifyState = { sent: Array.from({ length: 6 }, (_, i) => T0 + i), done_sent: false };
+    state = decide(state, report('progress', 'waiting'), CFG, T0 + 100).state;
+    const p = flush(state, CFG, T0 + 30_100);
+    expect(p.decision).toEqual({ kind: 'postpone', until: T0 + 60_000 });
+    expect(flush(p.state, CFG, T0 + 60_000).decision.kind).toBe('send');
+  });
+});

@@ -1,0 +1,171 @@
+import type { Severity, Stage } from '../channels/channel.js';
+
+/**
+ * When to speak (seed 000's table) as pure decisions over a task's stored counters. The caller loads
+ * the state under a row lock, calls `decide` or `flush`, stores the new state and acts on the outcome,
+ * all in one transaction; nothing here reads a clock or a database. Pinned by governance.test.ts.
+ */
+
+/** The rate limit counts sends in a sliding minute. */
+export const RATE_WINDOW_MS = 60_000;
+
+/** Stages that always reach the owner at once, on the priority lane (retried until delivered). */
+export const PRIORITY_STAGES: ReadonlySet<Stage> = new Set(['blocked', 'awaiting_approval', 'failed']);
+
+export interface GovernanceConfig {
+  rate_per_minute: number;
+  progress_merge_window_seconds: number;
+  send_started: boolean;
+}
+
+export interface Digest {
+  opened_at: number;
+  due_at: number;
+  /** How many reports the digest holds. */
+  count: number;
+  summary: string;
+  detail?: string;
+  severity: Severity;
+  /** The latest report's event: the digest message is caused by it. */
+  event_id: string;
+  event_ids: string[];
+}
+
+export interface NotifyState {
+  /** The previous report, for de-duplication of consecutive identical reports. */
+  last?: { stage: Stage; fingerprint: string; at: number };
+  /** When each message of the last minute was sent (priority ones included). */
+  sent: number[];
+  done_sent: boolean;
+  digest?: Digest;
+}
+
+export const EMPTY_STATE: NotifyState = { sent: [], done_sent: false };
+
+export interface Report {
+  stage: Stage;
+  severity: Severity;
+  summary: string;
+  detail?: string;
+  /** Same stage and content → same fingerprint (the caller hashes what was reported). */
+  fingerprint: string;
+  event_id: string;
+}
+
+export type Decision =
+  | { status: 'sent'; lane: 'normal' | 'high'; mention: boolean; superseded?: Digest }
+  | { status: 'queued'; due_at: number }
+  | { status: 'merged'; reason: 'digest' | 'started_not_sent' }
+  | { status: 'deduped'; reason: 'same_as_last' | 'done_already_sent' }
+  | { status: 'rate_limited' };
+
+function recent(sent: number[], now: number): number[] {
+  return sent.filter((t) => t > now - RATE_WINDOW_MS);
+}
+
+function isPriority(r: Report): boolean {
+  return PRIORITY_STAGES.has(r.stage) || r.severity === 'critical';
+}
+
+/** What to do with one report, and the state after it. */
+export function decide(
+  state: NotifyState,
+  report: Report,
+  cfg: GovernanceConfig,
+  now: number,
+): { decision: Decision; state: NotifyState } {
+  const sent = recent(state.sent, now);
+  const last = { stage: report.stage, fingerprint: report.fingerprint, at: now };
+  const base: NotifyState = { ...state, sent, last };
+  const mention = report.severity === 'critical';
+
+  if (isPriority(report)) {
+    // A terminal failure makes a pending "still running" digest stale: it is recorded, not sent.
+    const superseded = report.stage === 'failed' ? state.digest : undefined;
+    const next: NotifyState = { ...base, sent: [...sent, now] };
+    if (superseded) delete next.digest;
+    return {
+      decision: { status: 'sent', lane: 'high', mention, ...(superseded ? { superseded } : {}) },
+      state: next,
+    };
+  }
+  if (report.stage === 'started' && !cfg.send_started) {
+    return { decision: { status: 'merged', reason: 'started_not_sent' }, state: base };
+  }
+  if (state.last && state.last.stage === report.stage && state.last.fingerprint === report.fingerprint) {
+    return { decision: { status: 'deduped', reason: 'same_as_last' }, state: base };
+  }
+  if (report.stage === 'done') {
+    if (state.done_sent) return { decision: { status: 'deduped', reason: 'done_already_sent' }, state: base };
+    // `done` is the one message the owner waits for: it is not rate-limited, and it replaces the digest.
+    const superseded = state.digest;
+    const next: NotifyState = { ...base, sent: [...sent, now], done_sent: true };
+    delete next.digest;
+    return {
+      decision: { status: 'sent', lane: 'normal', mention, ...(superseded ? { superseded } : {}) },
+      state: next,
+    };
+  }
+  if (report.stage === 'progress' && cfg.progress_merge_window_seconds > 0) {
+    if (state.digest) {
+      const digest: Digest = {
+        ...state.digest,
+        count: state.digest.count + 1,
+        summary: report.summary,
+        severity: worse(state.digest.severity, report.severity),
+        event_id: report.event_id,
+        event_ids: [...state.digest.event_ids, report.event_id],
+      };
+      if (report.detail !== undefined) digest.detail = report.detail;
+      else delete digest.detail;
+      return { decision: { status: 'merged', reason: 'digest' }, state: { ...base, digest } };
+    }
+    const due_at = now + cfg.progress_merge_window_seconds * 1000;
+    const digest: Digest = {
+      opened_at: now,
+      due_at,
+      count: 1,
+      summary: report.summary,
+      severity: report.severity,
+      event_id: report.event_id,
+      event_ids: [report.event_id],
+      ...(report.detail !== undefined ? { detail: report.detail } : {}),
+    };
+    return { decision: { status: 'queued', due_at }, state: { ...base, digest } };
+  }
+  if (sent.length >= cfg.rate_per_minute) return { decision: { status: 'rate_limited' }, state: base };
+  return { decision: { status: 'sent', lane: 'normal', mention }, state: { ...base, sent: [...sent, now] } };
+}
+
+export type FlushDecision =
+  | { kind: 'none' }
+  | { kind: 'send'; digest: Digest }
+  /** The rate limit is full: the digest waits (and keeps merging) until a slot frees. */
+  | { kind: 'postpone'; until: number };
+
+/** Whether the task's digest is due now; the state after sending (or postponing) it. */
+export function flush(
+  state: NotifyState,
+  cfg: GovernanceConfig,
+  now: number,
+): { decision: FlushDecision; state: NotifyState } {
+  const digest = state.digest;
+  if (!digest || digest.due_at > now) return { decision: { kind: 'none' }, state };
+  const sent = recent(state.sent, now);
+  if (sent.length >= cfg.rate_per_minute) {
+    const until = Math.min(...sent) + RATE_WINDOW_MS;
+    return {
+      decision: { kind: 'postpone', until },
+      state: { ...state, sent, digest: { ...digest, due_at: until } },
+    };
+  }
+  const next: NotifyState = { ...state, sent: [...sent, now] };
+  delete next.digest;
+  return { decision: { kind: 'send', digest }, state: next };
+}
+
+const RANK: Record<Severity, number> = { info: 0, warn: 1, critical: 2 };
+
+function worse(a: Severity, b: Severity): Severity {
+  return RANK[b] > RANK[a] ? b : a;
+}

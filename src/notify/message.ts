@@ -1,0 +1,116 @@
+import type { ApprovalActions, Locale, Message, Severity, Stage } from '../channels/channel.js';
+import { labels } from '../channels/text.js';
+import { applyAliases, type ContentInput } from './content.js';
+import type { Digest } from './governance.js';
+
+/** Pure builders of the structured `Message` every channel renders. Recipients are never part of it. */
+
+export interface Who {
+  task_id: string | null;
+  task_title?: string;
+  agent: string;
+}
+
+function title(stage: Stage, who: Who, locale: Locale): string {
+  const l = labels(locale);
+  const name = who.task_title ?? who.task_id ?? who.agent;
+  return `${l.stage[stage]} · ${name}`;
+}
+
+function base(who: Who, locale: Locale): Pick<Message, 'agent' | 'locale' | 'task'> {
+  const m: Pick<Message, 'agent' | 'locale' | 'task'> = { agent: who.agent, locale };
+  if (who.task_id) m.task = { id: who.task_id, ...(who.task_title ? { name: who.task_title } : {}) };
+  return m;
+}
+
+export type Draft = Omit<Message, 'eventId'>;
+
+export function progressDraft(
+  report: { stage: Stage; severity: Severity },
+  content: ContentInput,
+  who: Who,
+  opts: { locale: Locale; mention: boolean },
+): Draft {
+  const m: Draft = {
+    kind: 'progress',
+    stage: report.stage,
+    severity: report.severity,
+    title: title(report.stage, who, opts.locale),
+    summary: content.summary,
+    ...base(who, opts.locale),
+  };
+  if (content.detail !== undefined) m.detail = content.detail;
+  if (content.artifact !== undefined) m.artifact = content.artifact;
+  if (opts.mention) m.mention = true;
+  return m;
+}
+
+/** A burst of progress reports as one message: the latest summary, and how many it stands for. */
+export function digestDraft(digest: Digest, who: Who, locale: Locale): Draft {
+  const folded =
+    digest.count > 1
+      ? locale === 'zh'
+        ? `合并了 ${digest.count} 条进展报告`
+        : `${digest.count} progress reports folded into this one`
+      : undefined;
+  const detail = [digest.detail, folded].filter((s): s is string => s !== undefined).join('\n');
+  const m: Draft = {
+    kind: 'progress',
+    stage: 'progress',
+    severity: digest.severity,
+    title: title('progress', who, locale),
+    summary: digest.summary,
+    ...base(who, locale),
+  };
+  if (detail) m.detail = detail;
+  return m;
+}
+
+export function approvalDraft(
+  a: { action: string; reason: string; expires_at: string },
+  who: Who,
+  locale: Locale,
+  actions: ApprovalActions | undefined,
+): Draft {
+  const m: Draft = {
+    kind: 'approval',
+    stage: 'awaiting_approval',
+    severity: 'warn',
+    title: title('awaiting_approval', who, locale),
+    summary: a.action.slice(0, 120),
+    detail: `${a.reason}\n${locale === 'zh' ? '到期' : 'expires'}: ${a.expires_at}`,
+    ...base(who, locale),
+  };
+  if (actions) m.actions = actions;
+  return m;
+}
+
+export function stalledDraft(minutesIdle: number | undefined, who: Who, locale: Locale): Draft {
+  const summary =
+    locale === 'zh'
+      ? `任务${minutesIdle !== undefined ? ` ${minutesIdle} 分钟` : ''}没有动静`
+      : `No activity${minutesIdle !== undefined ? ` for ${minutesIdle} minutes` : ''}; the task may be stuck`;
+  return {
+    kind: 'alert',
+    stage: 'blocked',
+    severity: 'warn',
+    title: title('blocked', who, locale),
+    summary,
+    ...base(who, locale),
+  };
+}
+
+/** What an external channel sees: internal names replaced by aliases in every text field. */
+export function redactForExternal(msg: Message, aliases: Readonly<Record<string, string>>): Message {
+  const out: Message = {
+    ...msg,
+    title: applyAliases(msg.title, aliases),
+    summary: applyAliases(msg.summary, aliases),
+  };
+  if (msg.detail !== undefined) out.detail = applyAliases(msg.detail, aliases);
+  if (msg.task?.name !== undefined) out.task = { ...msg.task, name: applyAliases(msg.task.name, aliases) };
+  if (msg.agent !== undefined) out.agent = applyAliases(msg.agent, aliases);
+  // A link cannot be aliased without breaking it: one that names something internal is left out.
+  if (msg.artifact !== undefined && applyAliases(msg.artifact, aliases) !== msg.artifact) delete out.artifact;
+  return out;
+}

@@ -1,0 +1,168 @@
+import type { ApprovalActions } from '../channels/channel.js';
+import type { Envelope } from '../envelope/index.js';
+import { AppError } from '../errors/index.js';
+import { once } from '../log/inbox.js';
+import { mountMcp } from '../mcp/http.js';
+import { requireRole } from '../server/auth.js';
+import { readJson } from '../server/body.js';
+import type { Module, Services } from '../server/module.js';
+import { type NotifyConfig, notifyConfigSchema, routesSchema } from './config.js';
+import { approvalDraft, stalledDraft, type Who } from './message.js';
+import { reportContext } from './context.js';
+import { compileRoutes } from './routes.js';
+import { reportProgressSchema } from './schema.js';
+import { Notifier } from './service.js';
+
+/** How often the worker looks for progress digests whose merge window has closed. */
+export const DIGEST_POLL_MS = 1000;
+
+/** Subscriber names key the inbox: renaming one makes it see old events again. */
+const APPROVAL_SUBSCRIBER = 'notify.approval-requested';
+const STALLED_SUBSCRIBER = 'notify.task-stalled';
+
+interface ApprovalLinkSource {
+  approvalLinks?(
+    id: string,
+    baseUrl: string,
+  ): Promise<{ pageUrl: string; approveUrl: string; rejectUrl: string }>;
+}
+
+export interface NotifyModule extends Module {
+  /** The running notifier (after `start`), for the MCP server and tests. */
+  notifier(): Notifier | undefined;
+  /** Flushes due digests now (tests move the clock instead of waiting). */
+  flushDue(): Promise<number>;
+}
+
+export function notifyModule(): NotifyModule {
+  let notifier: Notifier | undefined;
+  let cfg: NotifyConfig | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let flushing: Promise<unknown> = Promise.resolve();
+
+  const running = (): Notifier => {
+    if (!notifier) throw new AppError('not_ready', 'the notify module is not running');
+    return notifier;
+  };
+
+  return {
+    name: 'notify',
+    notifier: () => notifier,
+    flushDue: () => running().flushDue(),
+
+    routes(app, services) {
+      app.post('/v1/progress', requireRole(services.keys, 'agent'), async (c) => {
+        const body = await readJson(c, reportProgressSchema, services.config.server.body_limit_bytes);
+        const result = await running().report(body, reportContext(c));
+        return c.json(result);
+      });
+      mountMcp(app, services, { report: (input, ctx) => running().report(input, ctx) });
+    },
+
+    start(services) {
+      cfg = notifyConfigSchema.parse(services.config.notify ?? {});
+      const compiled = compileRoutes(routesSchema.parse(services.config.routes ?? []));
+      if (!compiled.ok) throw new Error(compiled.problems.map((p) => `${p.path}: ${p.message}`).join('\n'));
+      notifier = new Notifier(services, cfg, compiled.routes, new Set(Object.keys(services.config.channels)));
+      const n = notifier;
+      const locale = cfg.locale;
+      services.relay.subscribe({
+        name: APPROVAL_SUBSCRIBER,
+        accepts: (t) => t === 'agent.approval.requested',
+        handle: (event) => announceApproval(services, n, event, locale),
+      });
+      services.relay.subscribe({
+        name: STALLED_SUBSCRIBER,
+        accepts: (t) => t === 'agent.task.stalled',
+        handle: (event) => announceStalled(services, n, event, locale),
+      });
+      timer = setInterval(() => {
+        flushing = n
+          .flushDue()
+          .catch((err: unknown) => services.logger.error({ err }, 'notify: digest flush failed'));
+      }, DIGEST_POLL_MS);
+      timer.unref();
+    },
+
+    async stop() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      await flushing;
+      notifier = undefined;
+    },
+  };
+}
+
+async function who(services: Services, event: Envelope): Promise<Who & { owner: string }> {
+  const taskId = event.execution.task_id;
+  const task = taskId ? await services.tasks?.get(taskId) : undefined;
+  return {
+    task_id: taskId,
+    agent: event.actor.agent_id ?? '',
+    owner: task?.owner ?? '',
+    ...(task?.title ? { task_title: task.title } : {}),
+  };
+}
+
+/** `agent.approval.requested` → an approval message on the priority lane, with buttons where possible. */
+async function announceApproval(
+  services: Services,
+  n: Notifier,
+  event: Envelope,
+  locale: 'en' | 'zh',
+): Promise<void> {
+  const s = event.redacted_summary;
+  const id = typeof s.approval_id === 'string' ? s.approval_id : undefined;
+  if (!id) return;
+  const actions = await approvalActions(services, id);
+  const w = await who(services, event);
+  const draft = approvalDraft(
+    {
+      action: String(s.action ?? ''),
+      reason: String(s.reason ?? ''),
+      expires_at: String(s.expires_at ?? ''),
+    },
+    w,
+    locale,
+    actions,
+  );
+  await once(
+    services.db,
+    APPROVAL_SUBSCRIBER,
+    event.event_id,
+    (tx) => n.dispatch(tx, draft, event, 'high', w.owner),
+    services.now(),
+  );
+}
+
+/** Signed links need the approvals module and a public URL a phone can reach; without them, no buttons. */
+async function approvalActions(services: Services, id: string): Promise<ApprovalActions | undefined> {
+  const base = services.config.server.public_url;
+  const source = services.approvals as ApprovalLinkSource | undefined;
+  if (!base || !source?.approvalLinks) return undefined;
+  try {
+    const links = await source.approvalLinks(id, base);
+    return { ...links, approvalId: id };
+  } catch (err) {
+    services.logger.warn({ err, approval_id: id }, 'notify: no approval links; announcing without buttons');
+    return undefined;
+  }
+}
+
+async function announceStalled(
+  services: Services,
+  n: Notifier,
+  event: Envelope,
+  locale: 'en' | 'zh',
+): Promise<void> {
+  const quiet = Number(event.redacted_summary.quiet_seconds);
+  const minutes = Number.isFinite(quiet) ? Math.round(quiet / 60) : undefined;
+  const w = await who(services, event);
+  await once(
+    services.db,
+    STALLED_SUBSCRIBER,
+    event.event_id,
+    (tx) => n.dispatch(tx, stalledDraft(minutes, w, locale), event, 'high', w.owner),
+    services.now(),
+  );
+}

@@ -1,0 +1,302 @@
+import type { Message, Severity, Stage } from '../channels/channel.js';
+import { causedBy, type Envelope, type EnvelopeInput, sha256Hex } from '../envelope/index.js';
+import type { Principal, Services } from '../server/module.js';
+import type { Db } from '../store/port.js';
+import type { NotifyConfig } from './config.js';
+import { type ContentInput, gateContent, maskAll } from './content.js';
+import { type Decision, decide, EMPTY_STATE, flush, type NotifyState } from './governance.js';
+import { type Draft, digestDraft, progressDraft, redactForExternal, type Who } from './message.js';
+import { type CompiledRoute, selectChannels } from './routes.js';
+import * as q from './sql.js';
+
+/** Exactly the `report_progress` arguments (schema in schema.ts). */
+export interface ProgressInput {
+  stage: Stage;
+  summary: string;
+  detail?: string;
+  artifact?: string;
+  severity: Severity;
+}
+
+export type ProgressStatus = 'sent' | 'queued' | 'merged' | 'deduped' | 'rate_limited' | 'blocked';
+
+export interface ProgressResult {
+  /** The `agent.progress.reported` event: the report's id in the audit log. */
+  id: string;
+  status: ProgressStatus;
+}
+
+/** Who reports: from the key (or the task header checked against it), never from the body. */
+export interface ReportContext {
+  principal: Principal;
+  task_id: string | null;
+  session_id?: string;
+}
+
+/** Task facts kept with the governance state, so a digest flushed later knows whom it is about. */
+interface ScopeContext extends Who {
+  owner: string;
+  correlation_id: string | null;
+}
+
+type StoredState = NotifyState & { ctx?: ScopeContext };
+
+export type DispatchOutcome =
+  | { kind: 'enqueued'; destinations: string[]; event: Envelope }
+  | { kind: 'no_engine'; destinations: string[]; event: Envelope }
+  | { kind: 'no_route'; event: Envelope };
+
+/** Reasons recorded on `agent.notification.suppressed`; the payload says which report(s) it covers. */
+export type SuppressReason =
+  | 'merged_into_digest'
+  | 'started_not_sent'
+  | 'same_as_last'
+  | 'done_already_sent'
+  | 'rate_limit'
+  | 'superseded'
+  | 'no_route'
+  | 'no_delivery_engine';
+
+const SUPPRESS_REASON: Record<
+  Exclude<Decision['status'], 'sent' | 'queued'>,
+  (d: Decision) => SuppressReason
+> = {
+  merged: (d) =>
+    d.status === 'merged' && d.reason === 'started_not_sent' ? 'started_not_sent' : 'merged_into_digest',
+  deduped: (d) => (d.status === 'deduped' ? d.reason : 'same_as_last'),
+  rate_limited: () => 'rate_limit',
+};
+
+/**
+ * The mouth's one path: a report is gated, governed and routed, and every destination's delivery is
+ * queued in the same transaction as the events that explain it. `report` serves `POST /v1/progress`
+ * and the MCP tool alike; `dispatch` serves approvals and the supervisor's stalled alerts.
+ */
+export class Notifier {
+  constructor(
+    private readonly s: Services,
+    private readonly cfg: NotifyConfig,
+    private readonly routes: CompiledRoute[],
+    private readonly channels: ReadonlySet<string>,
+  ) {}
+
+  async report(input: ProgressInput, ctx: ReportContext): Promise<ProgressResult> {
+    const task = ctx.task_id ? await this.s.tasks?.get(ctx.task_id) : undefined;
+    const scopeCtx: ScopeContext = {
+      task_id: ctx.task_id,
+      agent: ctx.principal.name,
+      owner: task?.owner ?? '',
+      correlation_id: task?.correlation_id ?? null,
+      ...(task?.title ? { task_title: task.title } : {}),
+    };
+    const scope = ctx.task_id ?? `key:${ctx.principal.name}`;
+    const gate = gateContent(input, this.cfg);
+    const now = this.s.now();
+    const result = await this.s.db.tx(async (tx) => {
+      // The state row is locked before the first append, in the same order as the digest worker, so
+      // the two never wait on each other's locks in reverse.
+      const state = await this.lock(tx, scope, now);
+      const reported = await this.s.emit(
+        this.reportedEvent(input, ctx, scopeCtx, gate.kind === 'blocked'),
+        tx,
+      );
+      if (gate.kind === 'blocked') {
+        await this.s.emit(
+          causedBy(reported, {
+            type: 'agent.notification.blocked',
+            redacted_summary: {
+              reason: gate.reason,
+              secrets: gate.secrets,
+              report_event_id: reported.event_id,
+            },
+          }),
+          tx,
+        );
+        return { id: reported.event_id, status: 'blocked' as const };
+      }
+      const fingerprint = sha256Hex(
+        JSON.stringify([input.stage, input.summary, input.detail ?? '', input.artifact ?? '']),
+      );
+      const { decision, state: next } = decide(
+        state,
+        { ...input, ...gate.content, fingerprint, event_id: reported.event_id },
+        this.cfg,
+        now,
+      );
+      await this.save(tx, scope, { ...next, ctx: scopeCtx }, now);
+      if (decision.status === 'queued') return { id: reported.event_id, status: 'queued' as const };
+      if (decision.status !== 'sent') {
+        await this.suppressed(tx, reported, SUPPRESS_REASON[decision.status](decision), [reported.event_id]);
+        return { id: reported.event_id, status: decision.status };
+      }
+      if (decision.superseded) {
+        await this.suppressed(tx, reported, 'superseded', decision.superseded.event_ids);
+      }
+      const draft = progressDraft(input, gate.content, scopeCtx, {
+        locale: this.cfg.locale,
+        mention: decision.mention,
+      });
+      const out = await this.dispatch(tx, draft, reported, decision.lane, scopeCtx.owner);
+      return { id: reported.event_id, status: statusOf(out) };
+    });
+    if (ctx.task_id) await this.s.tasks?.touch(ctx.task_id).catch(() => {});
+    return result;
+  }
+
+  /**
+   * Routes a message and queues one delivery per channel, in `tx`. The `agent.notification.sent`
+   * event records what was rendered and where it goes; its id is every delivery's idempotency key.
+   */
+  async dispatch(
+    tx: Db,
+    draft: Draft,
+    cause: Envelope,
+    lane: 'normal' | 'high',
+    owner: string,
+  ): Promise<DispatchOutcome> {
+    const targets = selectChannels(this.routes, {
+      stage: draft.stage,
+      severity: draft.severity,
+      task: draft.task?.id ?? '',
+      agent: draft.agent ?? '',
+      owner,
+      kind: draft.kind,
+    }).filter((t) => this.channels.has(t.channel));
+    if (targets.length === 0) {
+      const event = await this.suppressed(tx, cause, 'no_route', [cause.event_id], {
+        stage: draft.stage,
+        kind: draft.kind,
+      });
+      return { kind: 'no_route', event };
+    }
+    const destinations = targets.map((t) => t.channel);
+    const external = destinations.filter((d) => this.cfg.external_channels.includes(d));
+    const event = await this.s.emit(
+      causedBy(cause, {
+        type: 'agent.notification.sent',
+        redacted_summary: {
+          kind: draft.kind,
+          stage: draft.stage,
+          severity: draft.severity,
+          lane,
+          title: draft.title,
+          summary: draft.summary,
+          ...(draft.detail !== undefined ? { detail_chars: draft.detail.length } : {}),
+          ...(draft.artifact !== undefined ? { artifact: draft.artifact } : {}),
+          mention: draft.mention === true,
+          destinations,
+          ...(external.length ? { external } : {}),
+          ...(draft.actions ? { approval_id: draft.actions.approvalId } : {}),
+        },
+      }),
+      tx,
+    );
+    const message: Message = { ...draft, eventId: event.event_id };
+    const deliveries = this.s.deliveries;
+    if (!deliveries) {
+      await this.suppressed(tx, event, 'no_delivery_engine', [cause.event_id], { destinations });
+      return { kind: 'no_engine', destinations, event };
+    }
+    for (const t of targets) {
+      const shown = external.includes(t.channel) ? redactForExternal(message, this.cfg.aliases) : message;
+      await deliveries.enqueue(tx, {
+        eventId: event.event_id,
+        destination: t.channel,
+        message: shown,
+        priority: lane,
+      });
+    }
+    return { kind: 'enqueued', destinations, event };
+  }
+
+  /** Sends every digest whose merge window has closed; returns how many were sent. */
+  async flushDue(limit = 50): Promise<number> {
+    const now = this.s.now();
+    const due = await this.s.db.query<{ scope: string }>(q.dueScopes(now, limit));
+    let sent = 0;
+    for (const { scope } of due) {
+      sent += await this.s.db.tx(async (tx) => {
+        const state = await this.lock(tx, scope, now);
+        const { decision, state: next } = flush(state, this.cfg, now);
+        await this.save(tx, scope, next, now);
+        if (decision.kind !== 'send') return 0;
+        const ctx = state.ctx ?? { task_id: null, agent: '', owner: '', correlation_id: null };
+        const cause = await this.eventById(tx, decision.digest.event_id);
+        if (!cause) return 0;
+        await this.dispatch(
+          tx,
+          digestDraft(decision.digest, ctx, this.cfg.locale),
+          cause,
+          'normal',
+          ctx.owner,
+        );
+        return 1;
+      });
+    }
+    return sent;
+  }
+
+  private async lock(tx: Db, scope: string, now: number): Promise<StoredState> {
+    await tx.query(q.ensureState(scope, now));
+    const [row] = await tx.query<q.StateRow>(q.lockState(tx.dialect, scope));
+    return row ? (JSON.parse(row.state) as StoredState) : { ...EMPTY_STATE };
+  }
+
+  private async save(tx: Db, scope: string, state: StoredState, now: number): Promise<void> {
+    await tx.query(q.saveState(scope, JSON.stringify(state), state.digest?.due_at ?? null, now));
+  }
+
+  private async eventById(tx: Db, id: string): Promise<Envelope | undefined> {
+    const [row] = await tx.query<{ body: string }>({
+      text: 'SELECT body FROM events WHERE event_id = $1',
+      values: [id],
+    });
+    return row ? (JSON.parse(row.body) as Envelope) : undefined;
+  }
+
+  private reportedEvent(
+    input: ProgressInput,
+    ctx: ReportContext,
+    who: ScopeContext,
+    blocked: boolean,
+  ): EnvelopeInput {
+    // The log is kept for years and read by more people than the channel: secrets never enter it.
+    const shown: ContentInput = maskAll(input);
+    return {
+      type: 'agent.progress.reported',
+      actor: { agent_id: ctx.principal.name, user_id: who.owner || null },
+      execution: { task_id: ctx.task_id, session_id: ctx.session_id ?? null },
+      ...(who.correlation_id ? { correlation_id: who.correlation_id } : {}),
+      redacted_summary: {
+        stage: input.stage,
+        severity: input.severity,
+        summary: shown.summary,
+        ...(shown.detail !== undefined ? { detail: shown.detail.slice(0, 500) } : {}),
+        ...(shown.artifact !== undefined ? { artifact: shown.artifact } : {}),
+        ...(blocked ? { blocked: true } : {}),
+      },
+    };
+  }
+
+  private async suppressed(
+    tx: Db,
+    cause: Envelope,
+    reason: SuppressReason,
+    reports: string[],
+    extra: Record<string, unknown> = {},
+  ): Promise<Envelope> {
+    return this.s.emit(
+      causedBy(cause, {
+        type: 'agent.notification.suppressed',
+        redacted_summary: { reason, reports, ...extra },
+      }),
+      tx,
+    );
+  }
+}
+
+function statusOf(out: DispatchOutcome): ProgressStatus {
+  if (out.kind === 'enqueued') return 'sent';
+  if (out.kind === 'no_engine') return 'queued';
+  return 'blocked';
+}
