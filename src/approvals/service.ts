@@ -124,7 +124,7 @@ export class Approvals implements ApprovalService {
     const deadline = performance.now() + Math.max(0, timeoutMs);
     for (;;) {
       const view = await this.get(id);
-      if (!view || view.state !== 'pending' || signal?.aborted) return view;
+      if (view?.state !== 'pending' || signal?.aborted) return view;
       const left = deadline - performance.now();
       if (left <= 0) return view;
       await this.sleep(id, Math.min(this.pollMs, left), signal);
