@@ -69,7 +69,7 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
       const fromConfig = (services.config as unknown as { loop?: unknown }).loop;
       loop = loopSchema.parse({ ...(fromConfig as object | undefined), ...opts.loop });
 
-      const run = new Launcher(services, () => triggersById);
+      const run = new Launcher(services, () => triggersById, opts.workers !== false);
       launcher = run;
       retention = new RetentionWorker(services, () => retentionMs(days));
       services.relay.subscribe({

@@ -27,7 +27,15 @@ export interface AdmissionDeps {
 
 type Decision =
   | { kind: 'admitted'; trigger: string; run_id: string; waits_for_active: boolean; due_at: string }
-  | { kind: 'coalesced'; trigger: string; run_id: string; key: string; replaced_event_id: string }
+  | {
+      kind: 'coalesced';
+      trigger: string;
+      run_id: string;
+      key: string;
+      /** The delivery the run will start with (the newest so far) and the one that will not start anything. */
+      carries_event_id: string;
+      superseded_event_id: string;
+    }
   | { kind: 'dropped'; trigger: string | null; reason: string; detail?: Record<string, unknown> };
 
 /**

@@ -32,6 +32,8 @@ export class Launcher {
   constructor(
     private readonly services: Services,
     private readonly triggers: () => ReadonlyMap<string, CompiledTrigger>,
+    /** false: only explicit `runDue` calls launch (tests step through windows themselves). */
+    private readonly auto = true,
   ) {}
 
   start(): void {
@@ -45,8 +47,9 @@ export class Launcher {
     return this.running;
   }
 
+  /** Launches soon, off the caller's path; a no-op while one pass is running (it re-reads the table). */
   kick(): void {
-    if (this.running) return;
+    if (!this.auto || this.running) return;
     this.running = this.runDue()
       .catch((err: unknown) => {
         this.services.logger.error({ err }, 'ingress launcher failed; retrying on the next tick');

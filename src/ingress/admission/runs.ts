@@ -56,12 +56,17 @@ export async function insertRun(
   });
 }
 
-/** Newest wins: the waiting run now carries the latest delivery. */
-export async function replaceEvent(db: Db, runId: string, eventId: string, now: number): Promise<void> {
-  await db.query({
-    text: `UPDATE ingress_runs SET event_id = $1, updated_at = $2 WHERE id = $3 AND state = 'waiting'`,
+/**
+ * Newest wins: the waiting run carries the latest delivery. Event ids are time-ordered ULIDs, and the
+ * relay admits different deliveries concurrently, so "newest" is by id, not by who got here first.
+ * Returns false when the waiting run already carries a newer event.
+ */
+export async function replaceEvent(db: Db, runId: string, eventId: string, now: number): Promise<boolean> {
+  const rows = await db.query({
+    text: `UPDATE ingress_runs SET event_id = $1, updated_at = $2 WHERE id = $3 AND state = 'waiting' AND event_id < $1 RETURNING id`,
     values: [eventId, now, runId],
   });
+  return rows.length > 0;
 }
 
 /** Runs admitted for a trigger since `since` (the start of the UTC day): what `budget.per_day` counts. */
