@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { once } from '../log/inbox.js';
+import type { Module, Services } from '../server/module.js';
+import { type TasksConfig, type TasksConfigInput, parseTasksConfig } from './config.js';
+import { type Poster, fetchPoster } from './http.js';
+import { taskRoutes } from './routes.js';
+import { TaskRunner } from './service.js';
+import { type Leadership, Supervisor } from './supervisor.js';
+
+export interface TasksModuleOptions {
+  /** Overrides `services.config.tasks` (tests; until the lead wires the section into the schema). */
+  config?: TasksConfigInput;
+  /** How `http` actions POST; default fetch. The lead may pass delivery's guarded poster. */
+  poster?: Poster;
+  /** Default: a fresh UUID per process start. */
+  bootId?: string;
+  /** Default: the PostgreSQL advisory lock (always leader on SQLite). */
+  leader?: Leadership;
+  /** Default: true. Tests drive `supervisor.tick()` themselves. */
+  runSupervisor?: boolean;
+  /** Where passthrough environment variables come from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface TasksModule extends Module {
+  readonly runner: TaskRunner | undefined;
+  readonly supervisor: Supervisor | undefined;
+}
+
+const APPROVAL_EVENTS = new Set([
+  'agent.approval.requested',
+  'agent.approval.approved',
+  'agent.approval.rejected',
+  'agent.approval.expired',
+]);
+
+/** Tasks: launching actions, the task API, approvals driving `input-required`, the stall supervisor. */
+export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
+  let runner: TaskRunner | undefined;
+  let supervisor: Supervisor | undefined;
+  return {
+    name: 'tasks',
+    get runner() {
+      return runner;
+    },
+    get supervisor() {
+      return supervisor;
+    },
+    routes(app, s) {
+      taskRoutes(app, s, () => runner);
+    },
+    async start(s: Services) {
+      const cfg = readConfig(s, opts.config);
+      runner = new TaskRunner({
+        db: s.db,
+        emit: (input, db) => s.emit(input, db),
+        keys: s.keys,
+        now: s.now,
+        logger: s.logger,
+        config: cfg,
+        workDir: resolve(cfg.work_dir ?? join(s.config.data_dir, 'tasks')),
+        publicUrl: publicUrl(s),
+        poster: opts.poster ?? fetchPoster,
+        bootId: opts.bootId ?? randomUUID(),
+        ...(opts.env ? { env: opts.env } : {}),
+      });
+      const recovered = await runner.recover();
+      if (recovered > 0)
+        s.logger.warn({ recovered }, 'failed tasks left running by an earlier gateway process');
+      s.tasks = runner;
+      const tasks = runner;
+      s.relay.subscribe({
+        name: 'tasks.approvals',
+        accepts: (type) => APPROVAL_EVENTS.has(type),
+        handle: async (event) => {
+          await once(s.db, 'tasks.approvals', event.event_id, (tx) => tasks.onApproval(event, tx), s.now());
+        },
+      });
+      supervisor = new Supervisor({
+        db: s.db,
+        emit: (input, db) => s.emit(input, db),
+        now: s.now,
+        logger: s.logger,
+        stallAfterMs: cfg.stall_after_seconds * 1000,
+        intervalMs: cfg.supervisor_interval_seconds * 1000,
+        ...(opts.leader ? { leader: opts.leader } : {}),
+      });
+      if (opts.runSupervisor !== false) supervisor.start();
+    },
+    async stop() {
+      await supervisor?.stop();
+      await runner?.stop();
+    },
+  };
+}
+
+function readConfig(s: Services, override: TasksConfigInput | undefined): TasksConfig {
+  const section = (s.config as { tasks?: unknown }).tasks;
+  return parseTasksConfig(override ?? section ?? {});
+}
+
+/** `server.public_url` when set (a phone or a remote agent can reach it), else the listen address. */
+export function publicUrl(s: Services): string {
+  if (s.config.server.public_url) return s.config.server.public_url.replace(/\/+$/, '');
+  const host = s.config.server.host;
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const shown = reachable.includes(':') ? `[${reachable}]` : reachable;
+  return `http://${shown}:${s.config.server.port}`;
+}

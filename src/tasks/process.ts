@@ -1,0 +1,113 @@
+import { spawn } from 'node:child_process';
+import { createReadStream, openSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
+
+export type Exit =
+  | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null }
+  | { kind: 'spawn_failed'; error: string };
+
+export interface ProcessSpec {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** Its content is piped to stdin (the same file the agent finds in SWITCHBOARD_INPUT_FILE). */
+  stdinFile: string;
+  /** stdout.log and stderr.log go here. */
+  logDir: string;
+}
+
+export interface AgentProcess {
+  pid: number;
+  exited: Promise<Exit>;
+  /** SIGTERM to the process group, SIGKILL after `graceMs` if it is still there. */
+  terminate(graceMs: number): void;
+}
+
+export type Started = { ok: true; process: AgentProcess } | { ok: false; error: string };
+
+/**
+ * Starts the agent: no shell, its own process group (so a kill reaches the tools it started), stdin
+ * from the input file, output to log files in the work dir rather than pipes nobody drains.
+ */
+export async function startProcess(spec: ProcessSpec): Promise<Started> {
+  const out = openSync(join(spec.logDir, 'stdout.log'), 'a', 0o600);
+  const err = openSync(join(spec.logDir, 'stderr.log'), 'a', 0o600);
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn(spec.argv[0]!, spec.argv.slice(1), {
+      cwd: spec.cwd,
+      env: spec.env,
+      shell: false,
+      detached: true,
+      stdio: ['pipe', out, err],
+    });
+  } catch (e) {
+    return { ok: false, error: `could not start ${spec.argv[0]}: ${(e as Error).message}` };
+  } finally {
+    closeSync(out);
+    closeSync(err);
+  }
+  const exited = new Promise<Exit>((resolve) => {
+    child.once('error', (e) => resolve({ kind: 'spawn_failed', error: e.message }));
+    child.once('exit', (code, signal) => resolve({ kind: 'exited', code, signal }));
+  });
+  const spawned = await new Promise<boolean>((resolve) => {
+    child.once('spawn', () => resolve(true));
+    child.once('error', () => resolve(false));
+  });
+  if (!spawned || child.pid === undefined) {
+    const why = await exited;
+    return {
+      ok: false,
+      error: `could not start ${spec.argv[0]}: ${why.kind === 'spawn_failed' ? why.error : 'exited'}`,
+    };
+  }
+  // An agent that never reads stdin closes it early: that is its choice, not an error.
+  child.stdin?.on('error', () => {});
+  createReadStream(spec.stdinFile)
+    .on('error', () => child.stdin?.end())
+    .pipe(child.stdin!);
+  const pid = child.pid;
+  let done = false;
+  void exited.then(() => {
+    done = true;
+  });
+  return {
+    ok: true,
+    process: {
+      pid,
+      exited,
+      terminate(graceMs) {
+        if (done) return;
+        signalGroup(pid, 'SIGTERM');
+        const t = setTimeout(() => {
+          if (!done) signalGroup(pid, 'SIGKILL');
+        }, graceMs);
+        t.unref();
+        void exited.then(() => clearTimeout(t));
+      },
+    },
+  };
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+/** Whether a process with this pid exists on this host (signal 0 checks without sending). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,175 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { Envelope, EnvelopeInput } from '../envelope/index.js';
+import type { Db } from '../store/port.js';
+import { one } from '../store/port.js';
+import { PostgresDb } from '../store/postgres.js';
+import { taskEvent } from './events.js';
+import * as q from './sql.js';
+
+/** A tick handles at most this many stalls, so one tick never holds the store for long. */
+const STALL_BATCH = 100;
+/** After an error the loop waits up to a minute, doubling, instead of spinning on a broken store. */
+const MAX_BACKOFF_MS = 60_000;
+/** Arbitrary but fixed: every replica must ask for the same advisory lock. */
+export const SUPERVISOR_LOCK_KEY = 0x7461736b; // 'task'
+
+export interface SupervisorDeps {
+  db: Db;
+  emit(input: EnvelopeInput, db?: Db): Promise<Envelope>;
+  now: () => number;
+  logger: Logger;
+  stallAfterMs: number;
+  intervalMs: number;
+  /** Decides whether this replica may act this tick; default: the PostgreSQL advisory lock, or always on SQLite. */
+  leader?: Leadership;
+}
+
+export interface Leadership {
+  acquire(): Promise<boolean>;
+  release(): Promise<void>;
+}
+
+/**
+ * Watches tasks from outside the agent, so a hung agent is noticed even though it says nothing. A dumb
+ * abortable loop: each tick asks the store for working tasks quiet for longer than `stallAfterMs` and
+ * raises `agent.task.stalled` once per stall (the mark is cleared by the next `touch`).
+ */
+export class Supervisor {
+  private readonly abort = new AbortController();
+  private loop: Promise<void> | undefined;
+  private readonly leader: Leadership;
+
+  constructor(private readonly deps: SupervisorDeps) {
+    this.leader = deps.leader ?? defaultLeadership(deps.db);
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.loop;
+    await this.leader.release();
+  }
+
+  /** One pass; returns how many stalls it raised. Exposed so tests drive it with an injected clock. */
+  async tick(): Promise<number> {
+    if (!(await this.leader.acquire())) return 0;
+    const now = this.deps.now();
+    const cutoff = now - this.deps.stallAfterMs;
+    const rows = await this.deps.db.query<q.TaskRow>(q.selectStalled(cutoff, STALL_BATCH));
+    let raised = 0;
+    for (const candidate of rows) {
+      const done = await this.deps.db.tx(async (tx) => {
+        const row = await one<q.TaskRow>(tx, q.markStalled(candidate.id, cutoff, now));
+        if (!row) return false;
+        const quietFor = Math.round((now - Number(row.last_activity_at)) / 1000);
+        await this.deps.emit(taskEvent(row, 'agent.task.stalled', { quiet_seconds: quietFor }), tx);
+        return true;
+      });
+      if (done) raised += 1;
+    }
+    return raised;
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.abort.signal;
+    let delay = this.deps.intervalMs;
+    while (!signal.aborted) {
+      try {
+        await this.tick();
+        delay = this.deps.intervalMs;
+      } catch (err) {
+        delay = Math.min(delay * 2, MAX_BACKOFF_MS);
+        this.deps.logger.warn({ err, retryInMs: delay }, 'task supervisor tick failed');
+      }
+      await sleep(delay, signal);
+    }
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+export function defaultLeadership(db: Db): Leadership {
+  if (db instanceof PostgresDb) return new AdvisoryLock(db, SUPERVISOR_LOCK_KEY);
+  // One SQLite file has one gateway writing to it: that gateway is the leader.
+  return { acquire: async () => true, release: async () => {} };
+}
+
+type PoolClient = pg.PoolClient;
+
+/**
+ * Only one replica supervises. The lock is session-scoped, so it lives on a dedicated connection held
+ * for as long as this replica leads; if that connection dies, PostgreSQL frees the lock and another
+ * replica takes over on its next tick.
+ */
+export class AdvisoryLock implements Leadership {
+  private client: PoolClient | undefined;
+
+  constructor(
+    private readonly db: PostgresDb,
+    private readonly key: number,
+  ) {}
+
+  async acquire(): Promise<boolean> {
+    if (this.client) {
+      // A dead connection has lost the lock without telling us: check before acting as leader.
+      const held = this.client;
+      try {
+        await held.query('SELECT 1');
+        return true;
+      } catch {
+        this.lost(held);
+      }
+    }
+    const client = await this.db.pool.connect();
+    try {
+      const res = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [this.key]);
+      if (res.rows[0]?.ok !== true) {
+        client.release();
+        return false;
+      }
+    } catch (err) {
+      client.release(true);
+      throw err;
+    }
+    client.on('error', () => this.lost(client));
+    this.client = client;
+    return true;
+  }
+
+  async release(): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    this.client = undefined;
+    try {
+      await client.query('SELECT pg_advisory_unlock($1)', [this.key]);
+      client.release();
+    } catch {
+      client.release(true);
+    }
+  }
+
+  get held(): boolean {
+    return this.client !== undefined;
+  }
+
+  private lost(client: PoolClient): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    client.release(true);
+  }
+}
