@@ -152,13 +152,14 @@ async function decide(
       key = r.value;
       const waiting = await findWaiting(tx, id, key);
       if (waiting) {
-        await replaceEvent(tx, waiting.id, event.event_id, now);
+        const newer = await replaceEvent(tx, waiting.id, event.event_id, now);
         decisions.push({
           kind: 'coalesced',
           trigger: id,
           run_id: waiting.id,
           key,
-          replaced_event_id: waiting.event_id,
+          carries_event_id: newer ? event.event_id : waiting.event_id,
+          superseded_event_id: newer ? waiting.event_id : event.event_id,
         });
         continue;
       }
@@ -229,7 +230,8 @@ function decisionEvent(facts: AcceptedFacts, d: Decision): EnvelopeInput {
           trigger: d.trigger,
           run_id: d.run_id,
           key: showKey(d.key),
-          replaced_event_id: d.replaced_event_id,
+          carries_event_id: d.carries_event_id,
+          superseded_event_id: d.superseded_event_id,
         },
         subject: { action: 'coalesce', resource_ref: d.run_id },
       };
