@@ -29,7 +29,10 @@ const SECRETS: [SecretKind, string][] = [
   ['anthropic_key', j('sk-ant-', 'api03-', 'abcdefghijklmnopqrstuvwxyz')],
   ['private_key', j('-----BEGIN RSA ', 'PRIVATE KEY-----\nMIIEow\n-----END RSA ', 'PRIVATE KEY-----')],
   ['private_key', j('-----BEGIN OPENSSH ', 'PRIVATE KEY-----\nb3BlbnNz')],
-  ['jwt', j('eyJhbGciOiJIUzI1NiJ9', '.eyJzdWIiOiIxMjM0NTY3ODkwIn0', '.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U')],
+  [
+    'jwt',
+    j('eyJhbGciOiJIUzI1NiJ9', '.eyJzdWIiOiIxMjM0NTY3ODkwIn0', '.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U'),
+  ],
   ['password_assignment', 'db password=hunter2xyz'],
   ['password_assignment', 'secret: s3cr3t-value'],
   ['bearer_token', j('Authorization: Bearer ', 'aZ3kP9qL2mX7vR4tY8wN1bC6')],
@@ -63,7 +66,9 @@ describe('secret scanning', () => {
   });
 
   it('keeps the words around a password assignment and masks only the value', () => {
-    expect(maskSecrets('login password=hunter2xyz ok')).toBe('login password=[redacted:password_assignment] ok');
+    expect(maskSecrets('login password=hunter2xyz ok')).toBe(
+      'login password=[redacted:password_assignment] ok',
+    );
   });
 
   it('does not take ordinary prose, ids or a low-entropy bearer word for a secret', () => {
@@ -90,11 +95,15 @@ describe('links', () => {
   });
 
   it('keeps a link on an allowed domain or its subdomain clickable', () => {
-    expect(defangLinks('see https://ci.example.com/run/1', ['example.com']).text).toBe('see https://ci.example.com/run/1');
+    expect(defangLinks('see https://ci.example.com/run/1', ['example.com']).text).toBe(
+      'see https://ci.example.com/run/1',
+    );
   });
 
   it('defangs a look-alike domain that only ends with the allowed name', () => {
-    expect(defangLinks('see https://badexample.com/x', ['example.com']).text).toBe('see hxxps://badexample[.]com/x');
+    expect(defangLinks('see https://badexample.com/x', ['example.com']).text).toBe(
+      'see hxxps://badexample[.]com/x',
+    );
   });
 
   it('defangs bare www hosts and other schemes', () => {
@@ -131,14 +140,20 @@ describe('links', () => {
 });
 
 describe('mass mentions', () => {
-  it.each(['@all', '@everyone', '@here', '<!channel>', '<!here>', '<!everyone>', '<at user_id="all"></at>', '@所有人'])(
-    'strips %s',
-    (mention) => {
-      const out = gateContent({ summary: `build broke ${mention} please look` }, OPTS);
-      expect(out.kind === 'ok' && out.content.summary).not.toContain(mention);
-      expect(out.kind === 'ok' && out.rewrites.mass_mentions).toBe(true);
-    },
-  );
+  it.each([
+    '@all',
+    '@everyone',
+    '@here',
+    '<!channel>',
+    '<!here>',
+    '<!everyone>',
+    '<at user_id="all"></at>',
+    '@所有人',
+  ])('strips %s', (mention) => {
+    const out = gateContent({ summary: `build broke ${mention} please look` }, OPTS);
+    expect(out.kind === 'ok' && out.content.summary).not.toContain(mention);
+    expect(out.kind === 'ok' && out.rewrites.mass_mentions).toBe(true);
+  });
 
   it('keeps a mention of one person', () => {
     expect(stripMassMentions('ping @alice and @allison')).toBe('ping @alice and @allison');
@@ -159,10 +174,17 @@ describe('lengths and aliases', () => {
   });
 
   it('replaces internal names with aliases, longest first, at word edges only', () => {
-    const aliases = { 'acme/payments-api': 'service A', payments: 'billing', 'release/2026-q4': 'a release branch' };
-    expect(applyAliases('merged acme/payments-api into release/2026-q4; payments ok; prepayments untouched', aliases)).toBe(
-      'merged service A into a release branch; billing ok; prepayments untouched',
-    );
+    const aliases = {
+      'acme/payments-api': 'service A',
+      payments: 'billing',
+      'release/2026-q4': 'a release branch',
+    };
+    expect(
+      applyAliases(
+        'merged acme/payments-api into release/2026-q4; payments ok; prepayments untouched',
+        aliases,
+      ),
+    ).toBe('merged service A into a release branch; billing ok; prepayments untouched');
   });
 
   it('leaves text alone when there are no aliases', () => {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { type Decision, decide, EMPTY_STATE, flush, type GovernanceConfig, type NotifyState, type Report } from './governance.js';
+import {
+  type Decision,
+  decide,
+  EMPTY_STATE,
+  flush,
+  type GovernanceConfig,
+  type NotifyState,
+  type Report,
+} from './governance.js';
 
 const CFG: GovernanceConfig = { rate_per_minute: 6, progress_merge_window_seconds: 30, send_started: false };
 const T0 = 1_800_000_000_000;
@@ -59,11 +67,24 @@ describe('when to speak', () => {
     const reports = Array.from({ length: 8 }, (_, i) => report('progress', `r${i}`));
     const { decisions } = run(reports, { ...CFG, progress_merge_window_seconds: 0 }, 10_000);
     // sends at 0..50 s fill the minute; at 60 s the first send has left the window
-    expect(decisions.map((d) => d.status)).toEqual(['sent', 'sent', 'sent', 'sent', 'sent', 'sent', 'sent', 'sent']);
+    expect(decisions.map((d) => d.status)).toEqual([
+      'sent',
+      'sent',
+      'sent',
+      'sent',
+      'sent',
+      'sent',
+      'sent',
+      'sent',
+    ]);
   });
 
   it('de-duplicates consecutive identical reports of the same stage', () => {
-    const { decisions } = run([report('progress', 'still running'), report('progress', 'still running'), report('progress', 'still running')]);
+    const { decisions } = run([
+      report('progress', 'still running'),
+      report('progress', 'still running'),
+      report('progress', 'still running'),
+    ]);
     expect(decisions.map((d) => d.status)).toEqual(['queued', 'deduped', 'deduped']);
   });
 
@@ -72,12 +93,15 @@ describe('when to speak', () => {
     expect(decisions[1]?.status).toBe('sent');
   });
 
-  it.each(['blocked', 'awaiting_approval', 'failed'] as const)('always sends "%s" on the priority lane, even over the rate limit', (stage) => {
-    const flood = Array.from({ length: 6 }, (_, i) => report('progress', `p${i}`));
-    const { state } = run(flood, { ...CFG, progress_merge_window_seconds: 0 }, 1);
-    const { decision } = decide(state, report(stage, 'needs you'), CFG, T0 + 10);
-    expect(decision).toMatchObject({ status: 'sent', lane: 'high', mention: false });
-  });
+  it.each(['blocked', 'awaiting_approval', 'failed'] as const)(
+    'always sends "%s" on the priority lane, even over the rate limit',
+    (stage) => {
+      const flood = Array.from({ length: 6 }, (_, i) => report('progress', `p${i}`));
+      const { state } = run(flood, { ...CFG, progress_merge_window_seconds: 0 }, 1);
+      const { decision } = decide(state, report(stage, 'needs you'), CFG, T0 + 10);
+      expect(decision).toMatchObject({ status: 'sent', lane: 'high', mention: false });
+    },
+  );
 
   it('sends "failed" on the priority lane and drops a pending digest as superseded', () => {
     const a = decide(EMPTY_STATE, report('progress', 'compiling'), CFG, T0);
@@ -97,7 +121,11 @@ describe('when to speak', () => {
   });
 
   it('sends "done" once, not rate-limited, and replaces the digest', () => {
-    const full = run(Array.from({ length: 6 }, (_, i) => report('progress', `p${i}`)), { ...CFG, progress_merge_window_seconds: 0 }, 1);
+    const full = run(
+      Array.from({ length: 6 }, (_, i) => report('progress', `p${i}`)),
+      { ...CFG, progress_merge_window_seconds: 0 },
+      1,
+    );
     const first = decide(full.state, report('done', 'merged PR'), CFG, T0 + 10);
     expect(first.decision).toMatchObject({ status: 'sent', lane: 'normal' });
     const second = decide(first.state, report('done', 'merged PR again'), CFG, T0 + 20);

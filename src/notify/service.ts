@@ -139,6 +139,7 @@ export class Notifier {
       const out = await this.dispatch(tx, draft, reported, decision.lane, scopeCtx.owner);
       return { id: reported.event_id, status: statusOf(out) };
     });
+    this.s.log.notify();
     if (ctx.task_id) await this.s.tasks?.touch(ctx.task_id).catch(() => {});
     return result;
   }
@@ -233,6 +234,7 @@ export class Notifier {
         return 1;
       });
     }
+    if (due.length > 0) this.s.log.notify();
     return sent;
   }
 
