@@ -134,8 +134,9 @@ export function evaluateWithTrace(
   let finalPlan = plan;
   if (winner.rule.decision === 'modify') {
     const modified = modify(compiled, winner, plan, options, celContext);
-    if (!modified.ok)
+    if (!modified.ok) {
       return finish(withMatches(decided(options.fail_mode_high, modified.reason, base)), trace);
+    }
     finalPlan = { ...plan, input: modified.input };
     trace.modify = { rule_id: winner.rule.id, original: plan.input, replacement: modified.input };
     decision = { ...decision, plan_digest: planDigest(finalPlan), input: modified.input };
