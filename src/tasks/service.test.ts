@@ -3,6 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dialects } from '../../test/support/db.js';
 import { AppError } from '../errors/index.js';
 import { one } from '../store/port.js';
+import { parseTasksConfig } from './config.js';
+import { TaskRunner } from './service.js';
 import * as q from './sql.js';
 import {
   agentCommand,
@@ -311,6 +313,41 @@ describe.each(await dialects())('approvals and restarts (%s)', (dialect) => {
     const failed = (await taskEvents(h, orphan.id)).find((e) => e.type === 'agent.task.failed');
     expect(failed?.redacted_summary).toMatchObject({ reason: 'gateway restarted', agent_pid_alive: false });
     expect(await h.runner.recover()).toBe(0);
+  });
+
+  it('fails, and does not relaunch, a task whose gateway was replaced by a new boot of this process', async () => {
+    const view = await h.runner.launch(
+      await launchRequest(h, { type: 'command', command: agentCommand('hang') }),
+    );
+    const r = await report(h.workDir, view.id);
+    const s = h.t.services;
+    const next = new TaskRunner({
+      db: s.db,
+      emit: (input, db) => s.emit(input, db),
+      keys: s.keys,
+      now: s.now,
+      logger: s.logger,
+      config: parseTasksConfig({ work_dir: h.workDir }),
+      workDir: h.workDir,
+      publicUrl: 'http://127.0.0.1:8787',
+      poster: async () => ({ status: 500 }),
+      bootId: 'the-next-boot',
+    });
+    try {
+      expect(await next.recover()).toBe(1);
+      const row = await h.runner.row(view.id);
+      expect(row?.state).toBe('failed');
+      expect(row?.error).toBe('gateway restarted');
+      expect(next.running).toBe(0);
+      const failed = (await taskEvents(h, view.id)).find((e) => e.type === 'agent.task.failed');
+      expect(failed?.redacted_summary).toMatchObject({
+        reason: 'gateway restarted',
+        agent_pid_alive: true,
+        pid: r.pid,
+      });
+    } finally {
+      process.kill(r.pid, 'SIGKILL');
+    }
   });
 
   it('marks the running tasks failed when the gateway stops', async () => {
