@@ -197,6 +197,25 @@ describe.each(await dialects())('approvals on %s', (dialect) => {
     expect((await h.decide(a.id, 'approve', 'admin')).status).toBe(200);
   });
 
+  it('joins the correlation and task of the event that caused the request (the gate path)', async () => {
+    const cause = await h.services.emit({
+      type: 'agent.tool.requested',
+      execution: { task_id: 'tsk_01JAAAAAAAAAAAAAAAAAAAAAAA', session_id: 'ses-1' },
+    });
+    const a = await h.approvals.request({
+      action: 'push',
+      reason: 'policy asks',
+      plan: { tool: 'Bash', input: { command: 'git push' } },
+      requested_by: { name: 'bot', role: 'agent' },
+      cause,
+    });
+    expect(a).toMatchObject({ task_id: 'tsk_01JAAAAAAAAAAAAAAAAAAAAAAA', session_id: 'ses-1' });
+    const rows = await h.services.db.query<{ correlation_id: string; causation_id: string }>({
+      text: "SELECT correlation_id, causation_id FROM events WHERE type = 'agent.approval.requested'",
+    });
+    expect(rows[0]).toEqual({ correlation_id: cause.correlation_id, causation_id: cause.event_id });
+  });
+
   it('lists approvals by state for an approver', async () => {
     const a = await asked();
     const b = await asked();

@@ -54,8 +54,9 @@ export class Approvals implements ApprovalService {
       throw new AppError('bad_request', 'ttl_ms must be a positive number');
     const id = newId('approval', now);
     const digest = planDigest(req.plan);
-    const taskId = req.requested_by.task_id ?? req.task_id ?? null;
-    const sessionId = req.session_id ?? null;
+    // A task-bound key names the task; otherwise the request, then the event that caused it.
+    const taskId = req.requested_by.task_id ?? req.task_id ?? req.cause?.execution.task_id ?? null;
+    const sessionId = req.session_id ?? req.cause?.execution.session_id ?? null;
     const expiresAt = now + ttl;
     const plan = {
       tool: req.plan.tool,
