@@ -23,7 +23,7 @@ export const reportProgressSchema = z.strictObject({
 
 export const askApprovalSchema = z.strictObject({
   action: z.string().min(1).describe('What you want to do, in one line.'),
-  reason: z.string().describe('Why it needs doing now.'),
+  reason: z.string().min(1).describe('Why it needs doing now.'),
   payload_json: z
     .string()
     .default('{}')

@@ -1,0 +1,290 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
+import { CLI, requireBuild, ROOT } from '../../test/support/dist.js';
+import { KEYS } from '../../test/support/server.js';
+import { approvalsModule } from '../approvals/index.js';
+import { parseConfig } from '../config/load.js';
+import { notifyModule } from '../notify/module.js';
+import { type Enqueued, recordingDeliveries } from '../notify/testing.js';
+import { coreModule } from '../server/core-routes.js';
+import { type RunningServer, startServer } from '../server/serve.js';
+
+const REPORT_PROGRESS_SCHEMA = {
+  type: 'object',
+  properties: {
+    stage: {
+      type: 'string',
+      enum: ['started', 'progress', 'blocked', 'awaiting_approval', 'done', 'failed'],
+      description: expect.any(String),
+    },
+    summary: { type: 'string', maxLength: 120, description: expect.any(String) },
+    detail: { type: 'string', description: expect.any(String) },
+    artifact: { type: 'string', description: expect.any(String) },
+    severity: {
+      type: 'string',
+      enum: ['info', 'warn', 'critical'],
+      default: 'info',
+      description: expect.any(String),
+    },
+  },
+  required: ['stage', 'summary'],
+  additionalProperties: false,
+  $schema: 'http://json-schema.org/draft-07/schema#',
+};
+
+const ASK_APPROVAL_SCHEMA = {
+  type: 'object',
+  properties: {
+    action: { type: 'string', minLength: 1, description: expect.any(String) },
+    reason: { type: 'string', minLength: 1, description: expect.any(String) },
+    payload_json: { type: 'string', default: '{}', description: expect.any(String) },
+  },
+  required: ['action', 'reason'],
+  additionalProperties: false,
+  $schema: 'http://json-schema.org/draft-07/schema#',
+};
+
+interface Gateway {
+  server: RunningServer;
+  seen: Enqueued[];
+  cleanup(): Promise<void>;
+}
+
+export async function startGateway(store: TestStore): Promise<Gateway> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sb-mcp-'));
+  const config = parseConfig({
+    data_dir: dataDir,
+    server: { port: 0, public_url: 'https://switchboard.example' },
+    auth: {
+      keys: [
+        { name: 'bot', role: 'agent', key: KEYS.agent },
+        { name: 'me', role: 'approver', key: KEYS.approver },
+      ],
+    },
+    channels: { phone: { type: 'ntfy', url: 'https://ntfy.example', topic: 'agents' } },
+    routes: [{ match: 'true', channels: ['phone'] }],
+    notify: { progress_merge_window_seconds: 0 },
+  });
+  const server = await startServer(config, {
+    db: store.db,
+    logger: pino({ level: 'silent' }),
+    env: {},
+    defaultMetrics: false,
+    modules: [coreModule(() => []), approvalsModule(), notifyModule()],
+  });
+  const deliveries = recordingDeliveries();
+  server.services.deliveries = deliveries;
+  return {
+    server,
+    seen: deliveries.seen,
+    async cleanup() {
+      await server.stop();
+      await store.cleanup();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function httpTransport(url: string, key: string = KEYS.agent): StreamableHTTPClientTransport {
+  return new StreamableHTTPClientTransport(new URL('/mcp', url), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+  });
+}
+
+async function connect(transport: Transport): Promise<Client> {
+  const client = new Client({ name: 'switchboard-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+async function until<T>(fn: () => T | undefined, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Decides the approval announced on the phone, as a person pressing the button would (a second request). */
+async function decideAnnounced(g: Gateway, decision: 'approve' | 'reject'): Promise<string> {
+  const announced = await until(() => g.seen.find((s) => s.message.kind === 'approval'));
+  const actions = announced.message.actions as { approvalId: string; approveUrl: string };
+  expect(actions.approveUrl).toMatch(/^https:\/\/switchboard\.example\/a\//);
+  const res = await fetch(`${g.server.url}/v1/approvals/${actions.approvalId}/decision`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${KEYS.approver}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ decision }),
+  });
+  expect(res.status).toBe(200);
+  return actions.approvalId;
+}
+
+describe.each(await dialects())('MCP over Streamable HTTP at /mcp on %s', (dialect) => {
+  let g: Gateway;
+  let client: Client;
+  beforeAll(async () => {
+    g = await startGateway(await freshStore(dialect));
+    client = await connect(httpTransport(g.server.url));
+  });
+  afterAll(async () => {
+    await client?.close();
+    await g?.cleanup();
+  });
+
+  it('lists exactly the two tools with the CONTRACT.md input schemas', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['ask_approval', 'report_progress']);
+    expect(tools.find((t) => t.name === 'report_progress')?.inputSchema).toEqual(REPORT_PROGRESS_SCHEMA);
+    expect(tools.find((t) => t.name === 'ask_approval')?.inputSchema).toEqual(ASK_APPROVAL_SCHEMA);
+  });
+
+  it('reports progress through the same path as POST /v1/progress', async () => {
+    const before = g.seen.length;
+    const result = await client.callTool({
+      name: 'report_progress',
+      arguments: { stage: 'failed', summary: 'build broke' },
+    });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ id: expect.stringMatching(/^evt_/), status: 'sent' });
+    expect(g.seen.slice(before)).toEqual([
+      expect.objectContaining({ destination: 'phone', priority: 'high' }),
+    ]);
+  });
+
+  it.each([
+    ['a smuggled recipient', { stage: 'done', summary: 'x', chat_id: '42' }],
+    ['a summary of 121 characters', { stage: 'done', summary: 'x'.repeat(121) }],
+    ['an unknown stage', { stage: 'halfway', summary: 'x' }],
+  ])('refuses %s and sends nothing', async (_name, args) => {
+    const before = g.seen.length;
+    const result = await client.callTool({ name: 'report_progress', arguments: args });
+    expect(result.isError).toBe(true);
+    expect(g.seen.length).toBe(before);
+  });
+
+  it('refuses a client without a valid agent key', async () => {
+    await expect(connect(httpTransport(g.server.url, 'wrong-key-0123456789abcdef'))).rejects.toThrow();
+    await expect(connect(httpTransport(g.server.url, KEYS.approver))).rejects.toThrow();
+  });
+
+  it('asks for approval, sends progress while it waits, and returns approved when a person approves', async () => {
+    const progress: string[] = [];
+    const call = client.callTool(
+      {
+        name: 'ask_approval',
+        arguments: { action: 'deploy v2', reason: 'release day', payload_json: '{"env":"prod"}' },
+      },
+      undefined,
+      {
+        onprogress: (p) => progress.push(String(p.message)),
+        resetTimeoutOnProgress: true,
+      },
+    );
+    const id = await decideAnnounced(g, 'approve');
+    const result = await call;
+    expect(result.structuredContent).toMatchObject({ outcome: 'approved', approval_id: id });
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('returns rejected when the person rejects', async () => {
+    g.seen.length = 0;
+    const call = client.callTool({
+      name: 'ask_approval',
+      arguments: { action: 'drop table', reason: 'cleanup' },
+    });
+    const id = await decideAnnounced(g, 'reject');
+    expect((await call).structuredContent).toEqual({ outcome: 'rejected', approval_id: id });
+  });
+
+  it('answers a payload that is not a JSON object as a tool error', async () => {
+    const result = await client.callTool({
+      name: 'ask_approval',
+      arguments: { action: 'x', reason: 'y', payload_json: '[1]' },
+    });
+    expect(result.isError).toBe(true);
+  });
+});
+
+/** `switchboard mcp` as a runtime launches it; main.ts may not declare the command yet, so run() is imported directly then. */
+function stdioCommand(): { command: string; args: string[] } {
+  const main = readFileSync(CLI, 'utf8');
+  if (/command\(['"]mcp['"]\)/.test(main)) return { command: process.execPath, args: [CLI, 'mcp'] };
+  const entry = pathToFileURL(join(ROOT, 'dist/cli/mcp.js')).href;
+  return {
+    command: process.execPath,
+    args: ['--input-type=module', '-e', `(await import(${JSON.stringify(entry)})).run()`],
+  };
+}
+
+describe('switchboard mcp over stdio', () => {
+  let g: Gateway;
+  let client: Client;
+  beforeAll(async () => {
+    requireBuild();
+    g = await startGateway(await freshStore('sqlite'));
+    const { command, args } = stdioCommand();
+    client = await connect(
+      new StdioClientTransport({
+        command,
+        args,
+        env: { PATH: process.env.PATH ?? '', SWITCHBOARD_URL: g.server.url, SWITCHBOARD_KEY: KEYS.agent },
+        stderr: 'pipe',
+      }),
+    );
+  });
+  afterAll(async () => {
+    await client?.close();
+    await g?.cleanup();
+  });
+
+  it('lists the same two tools with the same schemas', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.find((t) => t.name === 'report_progress')?.inputSchema).toEqual(REPORT_PROGRESS_SCHEMA);
+    expect(tools.find((t) => t.name === 'ask_approval')?.inputSchema).toEqual(ASK_APPROVAL_SCHEMA);
+  });
+
+  it('reports progress to the gateway over HTTP', async () => {
+    const result = await client.callTool({
+      name: 'report_progress',
+      arguments: { stage: 'blocked', summary: 'need a DB password' },
+    });
+    expect(result.structuredContent).toMatchObject({ status: 'sent' });
+    expect(g.seen.at(-1)?.message).toMatchObject({ stage: 'blocked', summary: 'need a DB password' });
+  });
+
+  it('refuses a smuggled recipient before calling the gateway', async () => {
+    const before = g.seen.length;
+    const result = await client.callTool({
+      name: 'report_progress',
+      arguments: { stage: 'done', summary: 'x', to: 'someone' },
+    });
+    expect(result.isError).toBe(true);
+    expect(g.seen.length).toBe(before);
+  });
+
+  it('asks for approval through POST /v1/approvals?wait= and returns approved', async () => {
+    g.seen.length = 0;
+    const call = client.callTool(
+      { name: 'ask_approval', arguments: { action: 'rotate keys', reason: 'leak drill' } },
+      undefined,
+      {
+        onprogress: () => {},
+        resetTimeoutOnProgress: true,
+        timeout: 30_000,
+      },
+    );
+    const id = await decideAnnounced(g, 'approve');
+    expect((await call).structuredContent).toMatchObject({ outcome: 'approved', approval_id: id });
+  }, 30_000);
+});
