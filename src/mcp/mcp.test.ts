@@ -59,7 +59,7 @@ interface Gateway {
   cleanup(): Promise<void>;
 }
 
-export async function startGateway(store: TestStore): Promise<Gateway> {
+async function startGateway(store: TestStore): Promise<Gateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sb-mcp-'));
   const config = parseConfig({
     data_dir: dataDir,
