@@ -14,7 +14,7 @@ export const FAST = {
   retry_schedule_ms: [0, 0, 0, 0],
   jitter: 0,
   retry_after_min_ms: 0,
-  timeout_ms: 400,
+  timeout_ms: 1_000,
 };
 
 export function message(eventId: string, title = 'Build finished'): Message {
