@@ -101,7 +101,10 @@ describe.each(await dialects())('launching command tasks (%s)', (dialect) => {
     await waitFor(() => (alive(pid) ? undefined : true), 5000);
     const failed = (await taskEvents(h, view.id)).filter((e) => e.type === 'agent.task.failed');
     expect(failed).toHaveLength(1);
-    expect(failed[0]?.redacted_summary).toMatchObject({ reason: 'max runtime of 1s exceeded', owner: 'alice' });
+    expect(failed[0]?.redacted_summary).toMatchObject({
+      reason: 'max runtime of 1s exceeded',
+      owner: 'alice',
+    });
   });
 
   it('sends SIGKILL after the grace period to an agent that ignores SIGTERM', async () => {
