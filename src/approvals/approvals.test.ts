@@ -149,6 +149,16 @@ describe.each(await dialects())('approvals on %s', (dialect) => {
     expect(seen?.state).toBe('rejected');
   });
 
+  it('holds GET ?wait= on a pending approval until it is decided', async () => {
+    const a = await asked();
+    const waiting = h.app.request(`/v1/approvals/${a.id}?wait=10`, { headers: auth('agent') });
+    await new Promise((r) => setTimeout(r, 50));
+    await h.decide(a.id, 'reject');
+    const res = await waiting;
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as Body).status).toBe('rejected');
+  });
+
   it('answers the current pending state when ?wait= runs out', async () => {
     const res = await h.ask(undefined, 'agent', '?wait=1');
     expect(res.status).toBe(201);

@@ -97,6 +97,11 @@ describe.each(await dialects())('bad input to the approvals API on %s', (dialect
       ]);
     });
 
+    it.each(['x', '-1', '301'])('answers ?wait=%s with 400', async (wait) => {
+      const res = await h.app.request(`/v1/approvals/${id}?wait=${wait}`, { headers: auth('approver') });
+      expect(await code(res)).toEqual([400, 'bad_request']);
+    });
+
     it('needs a key', async () => {
       expect((await h.app.request(`/v1/approvals/${id}`)).status).toBe(401);
     });

@@ -114,13 +114,17 @@ export function approvalRoutes(
   });
 
   app.get('/v1/approvals/:id', requireRole(s.keys, 'agent', 'approver', 'admin'), async (c) => {
+    const wait = wholeNumber(c.req.query('wait'), 'wait', maxWaitSeconds());
     const id = parseId('approval', c.req.param('id'));
     const principal = c.get('principal');
-    const record = id ? await impl().get(id) : undefined;
+    let record = id ? await impl().get(id) : undefined;
     // An agent sees only what it asked for; someone else's approval is "not found", not "forbidden".
     if (!record || (principal.role === 'agent' && record.requested_by !== principal.name)) {
       throw new AppError('not_found', `no approval ${c.req.param('id').slice(0, 40)}`);
     }
+    // A long poll: the MCP client and scripts ask again with `?wait=` until the approval is decided.
+    if (wait && record.state === 'pending')
+      record = (await impl().wait(record.id, wait * 1000, c.req.raw.signal)) ?? record;
     return c.json(present(record));
   });
 
