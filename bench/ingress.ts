@@ -147,6 +147,8 @@ async function benchOne(sync: Sync, body: string, headers: Record<string, string
     env: { SWITCHBOARD_VAULT_KEY: Buffer.alloc(32, 7).toString('base64') },
     defaultMetrics: false,
   });
+  // Diagnosis: BENCH_INGRESS_RELAY=off measures the route alone, with admission not running.
+  if (process.env.BENCH_INGRESS_RELAY === 'off') await server.services.relay.stop();
   try {
     const run = Date.now().toString(36);
     // Baseline first, then ours, then the baseline again: drift on a loaded machine shows as a spread.
