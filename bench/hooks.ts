@@ -1,0 +1,176 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { parseConfig } from '../src/config/load.js';
+import { runtimesModule } from '../src/runtimes/module.js';
+import { FakeGate, gateDecision } from '../src/runtimes/http/testing/fakes.js';
+import { coreModule } from '../src/server/core-routes.js';
+import { startServer } from '../src/server/serve.js';
+import { fmt, line, summarize } from './stats.js';
+
+/** bench/ is compiled to dist-bench/bench/, two levels below the repository root. */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BRIDGE = join(ROOT, 'dist', 'hook.mjs');
+const KEY = 'bench-agent-key-0123456789abcdef';
+const PRE_TOOL_USE = readFileSync(join(ROOT, 'src/runtimes/claude-code/fixtures/PreToolUse.json'), 'utf8');
+
+const SPAWN_RUNS = 21;
+const RATE_PER_SEC = 500;
+const LOAD_SECONDS = 6;
+/** The first second warms the JIT and the connection pool; it is not counted. */
+const WARMUP_SECONDS = 1;
+
+/**
+ * The hook's two costs: a command hook pays a whole node process per call (the bridge against bare
+ * `node -e 0`, interleaved in the same run), and an HTTP hook pays one round trip through the route
+ * (p99 at 500 req/s, against a bare node:http server answering `{}` at the same rate).
+ */
+export async function benchHooks(): Promise<string[]> {
+  const out = ['hooks: bridge start-up and HTTP round trip'];
+  const dir = mkdtempSync(join(tmpdir(), 'sb-bench-hooks-'));
+  const config = parseConfig({
+    data_dir: dir,
+    server: { port: 0 },
+    log: { level: 'silent' },
+    auth: { keys: [{ name: 'bench', role: 'agent', key: KEY }] },
+  });
+  const server = await startServer(config, {
+    modules: [coreModule(() => []), runtimesModule()],
+    logger: pino({ level: 'silent' }),
+    env: { SWITCHBOARD_VAULT_KEY: 'a'.repeat(64) },
+    defaultMetrics: false,
+  });
+  server.services.gate = new FakeGate(gateDecision('allow'));
+  const bare = createServer((_req, res) => {
+    _req.resume();
+    _req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((r) => bare.listen(0, '127.0.0.1', r));
+  try {
+    const [nodeMs, bridgeMs] = await spawnTimes(server.url);
+    out.push(line('node -e 0, median wall time', `${fmt(nodeMs, 1)} ms`));
+    out.push(
+      line(
+        'switchboard hook claude-code (PreToolUse, allow)',
+        `${fmt(bridgeMs, 1)} ms`,
+        `ratio ${(bridgeMs / nodeMs).toFixed(2)} (target ≤ 1.5)`,
+      ),
+    );
+    const barePort = (bare.address() as AddressInfo).port;
+    const base = await load(`http://127.0.0.1:${barePort}/v1/runtimes/claude-code/hooks`);
+    out.push(
+      line(
+        `bare node:http {} at ${RATE_PER_SEC}/s, p50 / p99`,
+        `${fmt(base.p50, 2)} / ${fmt(base.p99, 2)} ms`,
+      ),
+    );
+    const ours = await load(`${server.url}/v1/runtimes/claude-code/hooks`);
+    out.push(
+      line(
+        `POST /v1/runtimes/claude-code/hooks at ${RATE_PER_SEC}/s, p50 / p99`,
+        `${fmt(ours.p50, 2)} / ${fmt(ours.p99, 2)} ms`,
+        `target p99 < 5 ms; ${ours.errors} errors; ${server.services.db.dialect}`,
+      ),
+    );
+  } finally {
+    bare.close();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}
+
+/**
+ * Median wall times of `node -e 0` and the bridge, run alternately so machine drift hits both. Spawned
+ * asynchronously: the gateway answering the bridge lives in this process's event loop.
+ */
+async function spawnTimes(url: string): Promise<[number, number]> {
+  const env = { ...process.env, SWITCHBOARD_URL: url, SWITCHBOARD_KEY: KEY };
+  const node: number[] = [];
+  const bridge: number[] = [];
+  for (let i = 0; i < SPAWN_RUNS; i++) {
+    node.push((await run(['-e', '0'], env, '')).ms);
+    const r = await run([BRIDGE, 'claude-code'], env, PRE_TOOL_USE);
+    if (r.code !== 0 || !r.stdout.includes('"allow"')) {
+      throw new Error(`the bridge did not allow: ${r.code} ${r.stdout}`);
+    }
+    bridge.push(r.ms);
+  }
+  return [summarize(node).p50, summarize(bridge).p50];
+}
+
+function run(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  input: string,
+): Promise<{ ms: number; code: number | null; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const child = spawn(process.execPath, args, { env, stdio: ['pipe', 'pipe', 'ignore'] });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ ms: performance.now() - start, code, stdout }));
+    child.stdin.end(input);
+  });
+}
+
+/**
+ * A paced open-loop client in its own process (so its work does not share the server's event loop):
+ * one request every 1/RATE s regardless of answers, latency measured from the scheduled send time.
+ */
+async function load(url: string): Promise<{ p50: number; p99: number; errors: number }> {
+  const script = `
+    import { Pool } from 'undici';
+    const [url, key, body, rate, seconds, warm] = process.argv.slice(1);
+    const u = new URL(url);
+    const pool = new Pool(u.origin, { connections: 32, pipelining: 1 });
+    const lat = []; let errors = 0; const total = Number(rate) * Number(seconds);
+    const start = performance.now(); const pending = [];
+    for (let i = 0; i < total; i++) {
+      const at = start + (i * 1000) / Number(rate);
+      const wait = at - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      pending.push(pool.request({ path: u.pathname, method: 'POST', body,
+          headers: { 'content-type': 'application/json', authorization: 'Bearer ' + key } })
+        .then(async (res) => { await res.body.text(); if (res.statusCode !== 200) errors++; })
+        .catch(() => { errors++; })
+        .finally(() => { if (i >= Number(rate) * Number(warm)) lat.push(performance.now() - at); }));
+    }
+    await Promise.all(pending); await pool.close();
+    process.stdout.write(JSON.stringify({ lat, errors }));
+  `;
+  const child = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      script,
+      url,
+      KEY,
+      PRE_TOOL_USE,
+      String(RATE_PER_SEC),
+      String(LOAD_SECONDS),
+      String(WARMUP_SECONDS),
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let text = '';
+  child.stdout.on('data', (d: Buffer) => {
+    text += d.toString();
+  });
+  await new Promise((resolve, reject) => {
+    child.on('exit', resolve);
+    child.on('error', reject);
+  });
+  const { lat, errors } = JSON.parse(text) as { lat: number[]; errors: number };
+  const s = summarize(lat);
+  return { p50: s.p50, p99: s.p99, errors };
+}
