@@ -69,7 +69,7 @@ export async function benchGate(): Promise<string[]> {
 
   const avgConsidered = considered.reduce((n, c) => n + c.length, 0) / considered.length;
   const row = (name: string, s: Stats) =>
-    `  ${name.padEnd(52)} p50 ${us(s.p50)}  p99 ${us(s.p99)}  mean ${us(s.mean)}`;
+    `  ${name.padEnd(52)} p50 ${us(s.p50)}  p99 ${us(s.p99)}  p99/1k-window ${us(s.windowP99)}  mean ${us(s.mean)}`;
   return [
     `gate: ${compiled.rules.length} rules, ${intents.length} typical intents, ${ROUNDS} decisions per row (Node ${process.version}, load average ${loadavg()[0]?.toFixed(1)})`,
     `  rules the index hands to a decision: ${avgConsidered.toFixed(1)} on average`,
@@ -77,15 +77,20 @@ export async function benchGate(): Promise<string[]> {
     row('decision without issuing a capability', gateNoCap),
     row('bare CEL: the same candidate conditions', bareCandidates),
     row(`bare CEL: all ${everyRule.length} conditions, no index`, bareAll),
-    `  target: p99 < 100 µs per decision — ${gate.p99 < 100_000 ? 'met' : 'MISSED'}`,
+    `  target: p99 < 100 µs per decision — overall ${gate.p99 < 100_000 ? 'met' : 'missed'}, per 1k-window ${gate.windowP99 < 100_000 ? 'met' : 'missed'} (a load average above the core count inflates the overall tail)`,
   ];
 }
 
 interface Stats {
   p50: number;
   p99: number;
+  /** p99 inside each window of WINDOW decisions, median over the windows: robust to a busy neighbour. */
+  windowP99: number;
   mean: number;
 }
+
+/** 1,000 decisions: long enough for a p99, short enough that a preempted stretch spoils few windows. */
+const WINDOW = 1_000;
 
 function measure(kinds: number, run: (i: number) => void): Stats {
   for (let n = 0; n < WARMUP; n++) run(n % kinds);
@@ -97,9 +102,19 @@ function measure(kinds: number, run: (i: number) => void): Stats {
     run(n % kinds);
     samples[n] = Number(process.hrtime.bigint() - start);
   }
+  const windows: number[] = [];
+  for (let w = 0; w + WINDOW <= ROUNDS; w += WINDOW) {
+    windows.push(samples.slice(w, w + WINDOW).sort()[Math.floor(WINDOW * 0.99)]!);
+  }
+  windows.sort((a, b) => a - b);
   samples.sort();
   const mean = samples.reduce((a, b) => a + b, 0) / ROUNDS;
-  return { p50: samples[Math.floor(ROUNDS * 0.5)]!, p99: samples[Math.floor(ROUNDS * 0.99)]!, mean };
+  return {
+    p50: samples[Math.floor(ROUNDS * 0.5)]!,
+    p99: samples[Math.floor(ROUNDS * 0.99)]!,
+    windowP99: windows[Math.floor(windows.length / 2)]!,
+    mean,
+  };
 }
 
 function us(ns: number): string {
