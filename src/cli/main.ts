@@ -54,4 +54,26 @@ events
   .option('--json', 'one JSON envelope per line')
   .action(async (opts) => (await import('./events.js')).tail(opts));
 
+const approvalsCmd = program
+  .command('approvals')
+  .description('list and decide approvals (talks to the gateway at SWITCHBOARD_URL with SWITCHBOARD_KEY)');
+approvalsCmd
+  .command('list')
+  .description('one line per approval')
+  .option('--state <state>', 'pending, approved, rejected, expired or all', 'pending')
+  .option('--json', 'one JSON object per line')
+  .action(async (opts) => (await import('./approvals.js')).list(opts));
+approvalsCmd
+  .command('approve <id>')
+  .description('approve an approval')
+  .option('--comment <text>', 'recorded with the decision')
+  .option('--json', 'print the approval as JSON')
+  .action(async (id, opts) => (await import('./approvals.js')).approve(id, opts));
+approvalsCmd
+  .command('reject <id>')
+  .description('reject an approval')
+  .option('--comment <text>', 'recorded with the decision')
+  .option('--json', 'print the approval as JSON')
+  .action(async (id, opts) => (await import('./approvals.js')).reject(id, opts));
+
 program.parseAsync(process.argv).catch(fail);

@@ -95,6 +95,10 @@ export const configSchema = z.strictObject({
   delivery: z.looseObject({}).default({}),
   notify: z.looseObject({}).default({}),
   signals: z.looseObject({}).default({}),
+  approvals: z.looseObject({}).default({}),
+  tasks: z.looseObject({}).default({}),
+  hooks: z.looseObject({}).default({}),
+  loop: z.looseObject({}).default({}),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { type ConfigCheck, type ConfigProblem, describeIssues } from '../config/load.js';
 import type { Config } from '../config/schema.js';
+import { approvalsConfigSchema } from '../approvals/config.js';
 import { checkChannels } from '../channels/index.js';
 import { deliveryConfigSchema } from '../delivery/config.js';
 import { egressAllowProblems } from '../delivery/ssrf.js';
@@ -14,21 +15,36 @@ export function sectionCheck(prefix: string, pick: (c: Config) => unknown, schem
   return (config) => {
     const result = schema.safeParse(pick(config));
     if (result.success) return [];
-    return describeIssues(result.error.issues).map((p): ConfigProblem => ({
-      path: p.path === '(root)' ? prefix : p.path.startsWith('[') ? `${prefix}${p.path}` : `${prefix}.${p.path}`,
-      message: p.message,
-    }));
+    return describeIssues(result.error.issues).map(
+      (p): ConfigProblem => ({
+        path:
+          p.path === '(root)'
+            ? prefix
+            : p.path.startsWith('[')
+              ? `${prefix}${p.path}`
+              : `${prefix}.${p.path}`,
+        message: p.message,
+      }),
+    );
   };
 }
 
-function eachEntry(prefix: string, pick: (c: Config) => Record<string, unknown>, schema: z.ZodType): ConfigCheck {
-  return (config) => Object.entries(pick(config)).flatMap(([name, value]) => sectionCheck(`${prefix}.${name}`, () => value, schema)(config));
+function eachEntry(
+  prefix: string,
+  pick: (c: Config) => Record<string, unknown>,
+  schema: z.ZodType,
+): ConfigCheck {
+  return (config) =>
+    Object.entries(pick(config)).flatMap(([name, value]) =>
+      sectionCheck(`${prefix}.${name}`, () => value, schema)(config),
+    );
 }
 
 /** The config checks modules add for the sections they own. */
 export function moduleConfigChecks(): ConfigCheck[] {
   return [
     (c) => checkChannels(c.channels),
+    sectionCheck('approvals', (c) => c.approvals, approvalsConfigSchema),
     eachEntry('sources', (c) => c.sources, sourceConfigSchema),
     sectionCheck('delivery', (c) => c.delivery, deliveryConfigSchema),
     (c) =>

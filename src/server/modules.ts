@@ -1,3 +1,4 @@
+import { approvalsModule } from '../approvals/module.js';
 import { coreModule } from './core-routes.js';
 import type { Module } from './module.js';
 
@@ -8,5 +9,6 @@ import type { Module } from './module.js';
 export function allModules(): Module[] {
   const modules: Module[] = [];
   modules.push(coreModule(() => modules));
+  modules.push(approvalsModule());
   return modules;
 }

@@ -44,6 +44,12 @@ export interface GateContext {
 
 export interface GateService {
   evaluate(intent: GateIntent, ctx: GateContext): Promise<GateDecision>;
+  /**
+   * The re-check when a person approved `planDigest`: evaluates under the current policy, and where the
+   * policy still says require_approval, that approval satisfies it (allow + capability) as long as the
+   * plan is the one approved. Never creates another approval.
+   */
+  evaluateApproved?(intent: GateIntent, ctx: GateContext, planDigest: string): Promise<GateDecision>;
 }
 
 export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired';
@@ -83,6 +89,11 @@ export interface ApprovalService {
   /** Resolves when the approval leaves `pending` or `timeoutMs` passes; returns its state then. */
   wait(id: string, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalView | undefined>;
   decide(id: string, decision: 'approve' | 'reject', by: Principal, comment?: string): Promise<ApprovalView>;
+  /** Signed one-time links for a phone: a GET shows the confirmation page, only its POST decides. */
+  approvalLinks?(
+    id: string,
+    baseUrl: string,
+  ): Promise<{ pageUrl: string; approveUrl: string; rejectUrl: string }>;
 }
 
 /** A2A-aligned task states (docs/ARCHITECTURE.md, task lifecycle). */
