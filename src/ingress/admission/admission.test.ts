@@ -162,6 +162,25 @@ describe.each(await dialects())('admission on %s', (dialect) => {
     expect(await ingress.launchDue()).toBe(1);
   });
 
+  it('fails a run orphaned in launching by a crash instead of launching it twice, and frees its key', async () => {
+    await start([PR_TRIGGER]);
+    await deliver('pull_request', synchronize(1));
+    await t.services.relay.drain();
+    await t.services.db.query({ text: `UPDATE ingress_runs SET state = 'launching'` });
+    clock += 6 * 60_000;
+    expect(await ingress.launchDue()).toBe(0);
+    const runs = await t.services.db.query<{ state: string }>({ text: 'SELECT state FROM ingress_runs' });
+    expect(runs).toEqual([{ state: 'failed' }]);
+    const rows = await t.services.db.query<{ status: string }>({
+      text: 'SELECT status FROM ingress_deliveries',
+    });
+    expect(rows).toEqual([{ status: 'failed' }]);
+    await deliver('pull_request', synchronize(2));
+    await t.services.relay.drain();
+    clock += 10_001;
+    expect(await ingress.launchDue()).toBe(1);
+  });
+
   it('records the admission and leaves the run queued when no task service runs', async () => {
     await start([COMMENT_TRIGGER], { tasks: false });
     await deliver('issue_comment', githubExample('issue_comment', 'created'));

@@ -4,13 +4,23 @@ import type { LaunchRequest } from '../../server/ports.js';
 import { markDelivery } from '../pipeline/deliveries.js';
 import { readFacts } from '../pipeline/facts.js';
 import { loadPayload } from './payload.js';
-import { claimRun, countActive, dueRuns, finishTask, type RunRow, setRunState } from './runs.js';
+import {
+  claimRun,
+  countActive,
+  dueRuns,
+  failStaleLaunches,
+  finishTask,
+  type RunRow,
+  setRunState,
+} from './runs.js';
 import type { CompiledTrigger } from './triggers.js';
 
 /** Waiting runs are checked this often: it bounds how late a closed window starts its run. */
 export const LAUNCH_TICK_MS = 500;
 /** A batch per tick keeps one slow launch from holding up the tick forever. */
 const BATCH = 50;
+/** Far longer than any launch takes (a spawn or one HTTP call): a run still `launching` after it was orphaned by a crash. */
+export const LAUNCH_LEASE_MS = 5 * 60_000;
 
 /** Task states after which a run's key is free for its follow-up. */
 export const TASK_TERMINAL_TYPES = new Set([
@@ -65,6 +75,10 @@ export class Launcher {
     const tasks = this.services.tasks;
     if (!tasks) return 0;
     const { db } = this.services;
+    const now = this.services.now();
+    for (const eventId of await failStaleLaunches(db, now - LAUNCH_LEASE_MS, now)) {
+      await markDelivery(db, eventId, 'failed', now, 'the gateway stopped while launching its run');
+    }
     let launched = 0;
     for (const run of await dueRuns(db, this.services.now(), BATCH)) {
       const trigger = this.triggers().get(run.trigger_id);

@@ -137,3 +137,17 @@ export async function finishTask(db: Db, taskId: string, now: number): Promise<n
 export async function getRun(db: Db, runId: string): Promise<RunRow | undefined> {
   return (await db.query<RunRow>({ text: 'SELECT * FROM ingress_runs WHERE id = $1', values: [runId] }))[0];
 }
+
+/**
+ * Runs left in `launching` by a process that died mid-launch. Whether the task started is unknown and a
+ * launch has no idempotency key, so they are failed (never launched twice) and their deliveries may be
+ * redelivered; returns the accepted event ids concerned.
+ */
+export async function failStaleLaunches(db: Db, before: number, now: number): Promise<string[]> {
+  const rows = await db.query<{ event_id: string }>({
+    text: `UPDATE ingress_runs SET state = 'failed', updated_at = $1, error = 'interrupted while launching'
+           WHERE state = 'launching' AND updated_at < $2 RETURNING event_id`,
+    values: [now, before],
+  });
+  return rows.map((r) => r.event_id);
+}
