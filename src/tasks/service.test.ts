@@ -109,16 +109,16 @@ describe.each(await dialects())('launching command tasks (%s)', (dialect) => {
 
   it('sends SIGKILL after the grace period to an agent that ignores SIGTERM', async () => {
     const view = await h.runner.launch(
-      await launchRequest(h, {
-        type: 'command',
-        command: agentCommand('stubborn'),
-        max_runtime_seconds: 0.3,
-      }),
+      await launchRequest(h, { type: 'command', command: agentCommand('stubborn'), max_steps: 1 }),
     );
+    // The report is written after the SIGTERM handler is installed, so the stop below must escalate.
     const r = await report(h.workDir, view.id);
+    await h.runner.touch(view.id, { step: true });
+    await h.runner.touch(view.id, { step: true });
     await settled(h.runner, view.id);
     await waitFor(() => (alive(r.pid) ? undefined : true), 5000);
-    expect(h.runner.running).toBe(0);
+    await waitFor(() => (h.runner.running === 0 ? true : undefined));
+    expect((await taskEvents(h, view.id)).filter((e) => e.type === 'agent.task.failed')).toHaveLength(1);
   });
 
   it('passes shell syntax in the untrusted text only as file content, never as an argument', async () => {

@@ -1,0 +1,67 @@
+import { AppError } from '../errors/index.js';
+import type { LaunchRequest } from '../server/ports.js';
+import { type Poster, classifyHttpStatus, httpBody } from './http.js';
+import type { TaskRow } from './sql.js';
+import type { StoredAction, TaskStore } from './store.js';
+
+type HttpAction = Extract<LaunchRequest['action'], { type: 'http' }>;
+type NotifyAction = Extract<LaunchRequest['action'], { type: 'notify' }>;
+
+/**
+ * An `http` action: POST once with the cause event id as the idempotency key, so a replayed launch is
+ * the same request to the endpoint. What the answer means is `classifyHttpStatus` (docs/tasks.md).
+ * The task has no local process: `boot_id` is cleared once the POST is answered, so restart recovery
+ * leaves a task the endpoint accepted alone.
+ */
+export async function launchHttp(
+  store: TaskStore,
+  poster: Poster,
+  publicUrl: string,
+  req: LaunchRequest,
+  a: HttpAction,
+  id: string,
+): Promise<TaskRow> {
+  const body = httpBody(req, a.body_template, { id, switchboard_url: publicUrl });
+  if (!body.ok) throw new AppError('validation_failed', `trigger ${req.trigger_id}: ${body.error}`);
+  const stored: StoredAction = { type: 'http', url: a.url, header_names: Object.keys(a.headers ?? {}) };
+  const row = await store.submit(req, stored, {}, id);
+  const headers = { ...a.headers, 'content-type': 'application/json', 'idempotency-key': req.cause.event_id };
+  let status: number;
+  try {
+    status = (await poster({ url: a.url, headers, body: body.body })).status;
+  } catch (err) {
+    const reason = `the POST to the endpoint failed: ${(err as Error).message}`;
+    return (await store.fail(row.id, ['submitted'], reason)) ?? row;
+  }
+  const outcome = classifyHttpStatus(status);
+  if (outcome.kind === 'failed') return (await store.fail(row.id, ['submitted'], outcome.reason)) ?? row;
+  const summary = { http_status: status };
+  const working = await store.move(
+    row.id,
+    ['submitted'],
+    'working',
+    'agent.task.started',
+    { boot_id: null },
+    summary,
+  );
+  if (!working) return (await store.row(row.id)) ?? row;
+  if (outcome.kind === 'working') return working;
+  return (await store.move(row.id, ['working'], 'completed', 'agent.task.completed', {}, summary)) ?? working;
+}
+
+/** A `notify` action only tells a person: the task is recorded and done, and the mouth turns its events into a message. */
+export async function launchNotify(store: TaskStore, req: LaunchRequest, a: NotifyAction): Promise<TaskRow> {
+  const stored: StoredAction = { type: 'notify', channels: a.channels ?? [] };
+  const row = await store.submit(req, stored, {});
+  const summary = { channels: stored.channels };
+  return (
+    (await store.move(
+      row.id,
+      ['submitted'],
+      'completed',
+      'agent.task.completed',
+      { boot_id: null },
+      summary,
+    )) ?? row
+  );
+}

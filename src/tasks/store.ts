@@ -1,0 +1,126 @@
+import { hostname } from 'node:os';
+import { type Envelope, type EnvelopeInput, type EventType, isId, newId } from '../envelope/index.js';
+import type { LaunchRequest, TaskState } from '../server/ports.js';
+import { type Db, one } from '../store/port.js';
+import { taskEvent } from './events.js';
+import * as q from './sql.js';
+
+/** The stored form of a task's action: templates and names only, never env or header values (they may be secrets). */
+export type StoredAction =
+  | { type: 'command'; command: string[]; cwd: string | null; env_keys: string[] }
+  | { type: 'http'; url: string; header_names: string[] }
+  | { type: 'notify'; channels: string[] };
+
+export interface Limits {
+  runtime?: string | null;
+  max_steps?: number;
+  max_runtime_ms?: number;
+}
+
+/**
+ * The task rows and their events. Every state change goes through `move`: one conditional UPDATE and
+ * its event in one transaction, so a state and the event that announces it never disagree.
+ */
+export class TaskStore {
+  readonly host = hostname();
+
+  constructor(
+    private readonly deps: {
+      db: Db;
+      emit(input: EnvelopeInput, db?: Db): Promise<Envelope>;
+      now: () => number;
+      /** Stamped on each new row, so a later boot knows which tasks an earlier process started. */
+      bootId: string;
+    },
+  ) {}
+
+  get db(): Db {
+    return this.deps.db;
+  }
+
+  async row(id: string): Promise<q.TaskRow | undefined> {
+    if (!isId('task', id)) return undefined;
+    return one<q.TaskRow>(this.deps.db, q.selectTask(id));
+  }
+
+  /** Records a new task as `submitted` with its `agent.task.submitted` event. */
+  async submit(req: LaunchRequest, action: StoredAction, limits: Limits, id?: string): Promise<q.TaskRow> {
+    const cause = req.cause;
+    return this.deps.db.tx(async (tx) => {
+      const row = await one<q.TaskRow>(
+        tx,
+        q.insertTask(
+          {
+            id: id ?? newId('task', this.deps.now()),
+            owner: req.owner ?? null,
+            runtime: limits.runtime ?? null,
+            tenant_id: cause.tenant_id,
+            environment: cause.environment,
+            correlation_id: cause.correlation_id,
+            cause_event_id: cause.event_id,
+            // A task is one more hop and one automation level below the event that launched it.
+            hop_count: cause.lineage.hop_count + 1,
+            depth: cause.lineage.depth + 1,
+            title: req.title,
+            trigger_id: req.trigger_id,
+            action: JSON.stringify(action),
+            untrusted_ref: req.untrusted.ref,
+            untrusted_digest: req.untrusted.digest,
+            max_steps: limits.max_steps ?? null,
+            max_runtime_ms: limits.max_runtime_ms ?? null,
+            boot_id: this.deps.bootId,
+            host: this.host,
+            gateway_pid: process.pid,
+          },
+          this.deps.now(),
+        ),
+      );
+      if (!row) throw new Error('INSERT … RETURNING gave no row');
+      const summary = action.type === 'notify' ? { channels: action.channels } : {};
+      await this.deps.emit(taskEvent(row, 'agent.task.submitted', summary), tx);
+      return row;
+    });
+  }
+
+  async move(
+    id: string,
+    from: readonly TaskState[],
+    to: TaskState,
+    type: EventType,
+    set: q.TransitionSet,
+    summary: Record<string, unknown>,
+    db: Db = this.deps.db,
+  ): Promise<q.TaskRow | undefined> {
+    return db.tx(async (tx) => {
+      const row = await one<q.TaskRow>(tx, q.transition(id, from, to, this.deps.now(), set));
+      if (row) await this.deps.emit(taskEvent(row, type, summary), tx);
+      return row;
+    });
+  }
+
+  async fail(
+    id: string,
+    from: readonly TaskState[],
+    reason: string,
+    exitCode: number | null = null,
+  ): Promise<q.TaskRow | undefined> {
+    const set: q.TransitionSet =
+      exitCode === null ? { error: reason } : { error: reason, exit_code: exitCode };
+    return this.move(id, from, 'failed', 'agent.task.failed', set, { reason, exit_code: exitCode });
+  }
+
+  async touch(
+    id: string,
+    opts: { step: boolean; session_id: string | null; runtime: string | null },
+  ): Promise<q.TaskRow | undefined> {
+    return one<q.TaskRow>(this.deps.db, q.touchTask(id, this.deps.now(), opts));
+  }
+
+  async recordExit(id: string, code: number | null): Promise<void> {
+    await this.deps.db.query(q.recordExit(id, code));
+  }
+
+  async orphans(): Promise<q.TaskRow[]> {
+    return this.deps.db.query<q.TaskRow>(q.selectOrphans(this.deps.bootId));
+  }
+}
