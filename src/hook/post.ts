@@ -33,7 +33,9 @@ export function post(
       done({ kind: 'failed', why: `no answer within ${timeoutMs} ms` });
       req.destroy();
     }, timeoutMs);
-    req.on('error', (err: NodeJS.ErrnoException) => done({ kind: 'failed', why: err.message || String(err.code) }));
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      done({ kind: 'failed', why: err.message || String(err.code) }),
+    );
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
