@@ -290,6 +290,20 @@ describe.each(await dialects())('approvals and restarts (%s)', (dialect) => {
     expect((await taskEvents(h, view.id)).map((e) => e.type)).toContain('agent.task.input_required');
   });
 
+  it('follows approval events from the log through the relay, once each', async () => {
+    const view = await h.runner.launch(
+      await launchRequest(h, { type: 'command', command: agentCommand('hang') }),
+    );
+    await h.t.services.emit({ type: 'agent.approval.requested', execution: { task_id: view.id } });
+    await h.t.services.relay.drain();
+    expect((await h.runner.get(view.id))?.state).toBe('input-required');
+    await h.t.services.emit({ type: 'agent.approval.expired', execution: { task_id: view.id } });
+    await h.t.services.relay.drain();
+    expect((await h.runner.get(view.id))?.state).toBe('working');
+    const types = (await taskEvents(h, view.id)).map((e) => e.type);
+    expect(types.filter((t) => t === 'agent.task.input_required')).toHaveLength(1);
+  });
+
   it('fails tasks an earlier gateway process on this host left running, and leaves a live gateway’s alone', async () => {
     const db = h.t.services.db;
     const deadGateway = await deadPid();
