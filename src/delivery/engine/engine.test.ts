@@ -42,6 +42,12 @@ describe.each(DIALECTS)('the delivery engine on %s', (dialect) => {
     ]);
     expect(events.every((e) => e.causation_id === eventId)).toBe(true);
     expect(events[0]?.summary).toMatchObject({ status: 500, body_excerpt: 'boom', destination: 'hook' });
+    const metrics = await h.services.metrics.registry.metrics();
+    expect(metrics).toContain('switchboard_deliveries_total{destination="hook",outcome="retry"} 1');
+    expect(metrics).toContain('switchboard_deliveries_total{destination="hook",outcome="ok"} 1');
+    expect(metrics).toContain('switchboard_delivery_queue{status="succeeded"} 1');
+    expect(metrics).toContain('switchboard_delivery_breaker_state{destination="hook"} 0');
+    expect(metrics).toMatch(/switchboard_delivery_attempt_seconds_count\{destination="hook"\} 2/);
   });
 
   it('does not create a second delivery when the same event is enqueued again', async () => {
