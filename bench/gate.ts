@@ -27,7 +27,7 @@ export async function benchGate(): Promise<string[]> {
   const noSigner: GateContext = { ...ctx, signer: undefined };
 
   const considered = intents.map((i) =>
-    compiled.candidates(i.type ?? 'agent.tool.requested', i.runtime ?? null, i.tool),
+    compiled.candidates(i.event_type ?? 'agent.tool.requested', i.runtime ?? null, i.tool),
   );
   const bareContexts = intents.map(
     (intent): CelContext => ({

@@ -145,7 +145,7 @@ describe('evaluate: the index', () => {
   it('filters by runtime and event type', () => {
     expect(evaluate(p, bash('ls', { runtime: 'codex' })).reason_code).toBe('CODEX');
     expect(evaluate(p, bash('ls', { runtime: null })).reason_code).toBe('ANY');
-    expect(evaluate(p, bash('ls', { type: 'agent.notification.raised' })).reason_code).toBe('NOTE');
+    expect(evaluate(p, bash('ls', { event_type: 'agent.notification.raised' })).reason_code).toBe('NOTE');
   });
 });
 
@@ -268,7 +268,9 @@ describe('evaluate: failing closed and open', () => {
 
   it('denies an unknown event type and an input that is not an object', () => {
     const p = policy(['{ id: a, decision: allow, reason_code: A }']);
-    expect(evaluate(p, bash('ls', { type: 'agent.tool.exploded' })).reason_code).toBe('UNKNOWN_EVENT_TYPE');
+    expect(evaluate(p, bash('ls', { event_type: 'agent.tool.exploded' })).reason_code).toBe(
+      'UNKNOWN_EVENT_TYPE',
+    );
     expect(evaluate(p, { tool: 'Bash', input: [] as unknown as Record<string, unknown> }).reason_code).toBe(
       'INPUT_INVALID',
     );

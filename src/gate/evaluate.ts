@@ -55,7 +55,7 @@ export function evaluateWithTrace(
 ): Evaluation {
   const now = ctx.now ?? new Date();
   const options = compiled?.options ?? defaultGateOptions();
-  const type = intent.type ?? DEFAULT_EVENT_TYPE;
+  const type = intent.event_type ?? DEFAULT_EVENT_TYPE;
   const plan: Plan = {
     tool: intent.tool,
     action: intent.action ?? null,

@@ -7,11 +7,12 @@ export const DECISIONS = ['allow', 'deny', 'require_approval', 'defer', 'modify'
 export type DecisionKind = (typeof DECISIONS)[number];
 
 /**
- * What the gate is asked about: one tool intent. `type` is the event type the intent travels as
- * (default `agent.tool.requested`); `runtime` is the adapter that saw it (`claude-code`, …).
+ * What the gate is asked about: one tool intent. `event_type` is the envelope type the intent travels
+ * as (default `agent.tool.requested`); `runtime` is the adapter that saw it (`claude-code`, …).
+ * Field names follow `GateIntent` in src/server/ports.ts, so the port passes an intent straight in.
  */
 export interface Intent {
-  type?: string;
+  event_type?: string;
   tool: string;
   input: Record<string, unknown>;
   action?: string | null;
