@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { loopSchema, triggersSchema } from './admission/config.js';
+import { compileTriggers, TriggerConfigError } from './admission/triggers.js';
 import { type SourceConfig, sourceConfigSchema } from './sources/index.js';
 
 /**
@@ -22,3 +24,39 @@ export const ingressSourceSchema = z
 export type IngressSourceConfig = z.output<typeof ingressSourceSchema>;
 
 export const ingressSourcesSchema = z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]*$/), ingressSourceSchema);
+
+/**
+ * The config check the loader runs for ingress (`moduleConfigChecks`): `sources` entries, `triggers`
+ * (schema, CEL, sources they name) and `loop`, each problem with its path. Secrets are not resolved
+ * here: a missing environment variable is reported when the module starts.
+ */
+export function checkIngressConfig(config: {
+  sources: Record<string, unknown>;
+  triggers: unknown[];
+  loop?: unknown;
+}): { path: string; message: string }[] {
+  const problems: { path: string; message: string }[] = [];
+  const issues = (prefix: string, error: z.ZodError) =>
+    error.issues
+      .slice(0, 20)
+      .map((i) => ({ path: [prefix, ...i.path.map(String)].join('.'), message: i.message }));
+  const sources = ingressSourcesSchema.safeParse(config.sources);
+  if (!sources.success) problems.push(...issues('sources', sources.error));
+  const loop = loopSchema.safeParse(config.loop ?? {});
+  if (!loop.success) problems.push(...issues('loop', loop.error));
+  const triggers = triggersSchema.safeParse(config.triggers);
+  if (!triggers.success) {
+    problems.push(...issues('triggers', triggers.error));
+    return problems;
+  }
+  const names = new Set(Object.keys(config.sources));
+  triggers.data.forEach((t, i) => {
+    try {
+      compileTriggers([t], names);
+    } catch (err) {
+      if (!(err instanceof TriggerConfigError)) throw err;
+      problems.push({ path: `triggers.${i}`, message: err.message });
+    }
+  });
+  return problems;
+}

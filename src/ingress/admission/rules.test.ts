@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compileFilter, compileKey } from './cel.js';
 import { DEFAULT_MAX_DEPTH, loopSchema, parseDuration, triggersSchema } from './config.js';
 import { botActor, depthMarker, markerDepth } from './loop.js';
+import { checkIngressConfig } from '../config.js';
 import { compileTriggers, TriggerConfigError } from './triggers.js';
 
 const ctx = {
@@ -77,5 +78,31 @@ describe('loop facts', () => {
   it('matches bot logins case-insensitively and with the [bot] suffix', () => {
     expect(botActor({ sender: { login: 'Switchboard[bot]' } }, ['switchboard'])).toBe('Switchboard[bot]');
     expect(botActor({ sender: { login: 'human' } }, ['switchboard'])).toBeUndefined();
+  });
+});
+
+describe('checkIngressConfig', () => {
+  it('names each problem by its config path', () => {
+    const problems = checkIngressConfig({
+      sources: {
+        github: { type: 'github', secret: 's', tenant: 'acme' },
+        bad: { type: 'github', sekret: 's' },
+      },
+      triggers: [{ id: 't', source: 'github', when: 'payload. ==', action: { type: 'notify' } }],
+      loop: { max_depth: 0 },
+    });
+    const paths = problems.map((p) => p.path);
+    expect(paths.some((p) => p.startsWith('sources.bad'))).toBe(true);
+    expect(paths).toContain('loop.max_depth');
+    expect(paths).toContain('triggers.0');
+  });
+
+  it('accepts a good config', () => {
+    expect(
+      checkIngressConfig({
+        sources: { github: { type: 'github', secret_env: 'GH' } },
+        triggers: [{ id: 't', source: 'github', when: 'event.name == "push"', action: { type: 'notify' } }],
+      }),
+    ).toEqual([]);
   });
 });
