@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { guardedSmtp } from '../channels/index.js';
 import { AppError } from '../errors/index.js';
 import type { Module, Services } from '../server/module.js';
 import { type DeliveryConfig, deliveryConfigSchema, deliveryPolicies } from './config.js';
@@ -57,9 +58,10 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
   const ensure = (s: Services): DeliveryService => {
     if (service) return service;
     const policies = deliveryPolicies(readConfig(s, opts.config));
+    const egress = compileEgressPolicy(s.config.egress.allow);
     if (opts.dispatcher) dispatcher = opts.dispatcher;
     else {
-      dispatcher = createGuardedDispatcher(compileEgressPolicy(s.config.egress.allow));
+      dispatcher = createGuardedDispatcher(egress);
       ownDispatcher = true;
     }
     const env = opts.env ?? process.env;
@@ -74,6 +76,7 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       channels,
       policies,
       dispatcher,
+      smtp: guardedSmtp(egress),
       secret: (name) => env[name],
       now: s.now,
       metrics,

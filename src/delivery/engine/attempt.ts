@@ -1,5 +1,11 @@
 import type { Dispatcher } from 'undici';
-import type { AnyChannelKind, HttpPost, Message, SendResult as ChannelResult } from '../../channels/index.js';
+import type {
+  AnyChannelKind,
+  SendResult as ChannelResult,
+  HttpPost,
+  Message,
+  SmtpTransport,
+} from '../../channels/index.js';
 import { TargetRefusedError } from '../../channels/index.js';
 import { type SendResult, sendOnce } from '../http.js';
 import { classify, nextAttemptAt, type Outcome, type RetryPolicy } from '../retry.js';
@@ -19,6 +25,8 @@ export interface AttemptDeps {
   maxResponseBytes: number;
   now: () => number;
   secret: (env: string) => string | undefined;
+  /** The email channel's transport; the engine passes one bound to the same egress policy. */
+  smtp?: SmtpTransport;
   random?: () => number;
 }
 
@@ -84,6 +92,7 @@ export async function attemptDelivery(
       post: capturingPost(deps, sink),
       now: deps.now,
       secret: deps.secret,
+      ...(deps.smtp ? { smtp: deps.smtp } : {}),
     })) as ChannelResult;
   } catch (err) {
     // A channel must not throw; if one does, it is a bug that no retry fixes.

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
-import { type AnyChannelKind, channelKind, type Message } from '../../channels/index.js';
+import { type AnyChannelKind, channelKind, type Message, type SmtpTransport } from '../../channels/index.js';
 import type { EnvelopeInput } from '../../envelope/index.js';
 import type { EventLog } from '../../log/log.js';
 import type { Db } from '../../store/port.js';
@@ -47,6 +47,8 @@ export interface EngineOptions {
   channels: () => Record<string, ChannelEntry>;
   policies: DeliveryPolicies;
   dispatcher: Dispatcher;
+  /** SMTP through the egress policy (`guardedSmtp`); without it the email channel's default client. */
+  smtp?: SmtpTransport;
   secret: (env: string) => string | undefined;
   now: () => number;
   metrics?: DeliveryMetrics;
@@ -262,6 +264,7 @@ export class DeliveryEngine {
       maxResponseBytes: this.o.policies.maxResponseBytes,
       now: this.o.now,
       secret: this.o.secret,
+      ...(this.o.smtp ? { smtp: this.o.smtp } : {}),
       ...(this.o.random ? { random: this.o.random } : {}),
     });
     this.o.metrics?.latency.observe({ destination: p.row.destination }, result.durationMs / 1000);
