@@ -36,6 +36,16 @@ export class KeyRing {
     this.entries.push({ digest: digest(secret), principal });
   }
 
+  /** Revokes a key added at run time (a task's key dies with its task). Returns whether one was removed. */
+  remove(secret: string): boolean {
+    const d = digest(secret);
+    const before = this.entries.length;
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      if (timingSafeEqual(this.entries[i]!.digest, d)) this.entries.splice(i, 1);
+    }
+    return this.entries.length < before;
+  }
+
   resolve(secret: string): Principal | undefined {
     const d = digest(secret);
     let found: Principal | undefined;

@@ -6,6 +6,7 @@ import { checkChannels } from '../channels/index.js';
 import { deliveryConfigSchema } from '../delivery/config.js';
 import { egressAllowProblems } from '../delivery/ssrf.js';
 import { sourceConfigSchema } from '../ingress/sources/index.js';
+import { tasksConfigSchema } from '../tasks/config.js';
 
 /**
  * Validates a section a module owns with that module's strict schema, reporting problems under the
@@ -45,6 +46,7 @@ export function moduleConfigChecks(): ConfigCheck[] {
   return [
     (c) => checkChannels(c.channels),
     sectionCheck('approvals', (c) => c.approvals, approvalsConfigSchema),
+    sectionCheck('tasks', (c) => c.tasks, tasksConfigSchema),
     eachEntry('sources', (c) => c.sources, sourceConfigSchema),
     sectionCheck('delivery', (c) => c.delivery, deliveryConfigSchema),
     (c) =>

@@ -1,4 +1,5 @@
 import { approvalsModule } from '../approvals/module.js';
+import { tasksModule } from '../tasks/module.js';
 import { coreModule } from './core-routes.js';
 import type { Module } from './module.js';
 
@@ -10,5 +11,6 @@ export function allModules(): Module[] {
   const modules: Module[] = [];
   modules.push(coreModule(() => modules));
   modules.push(approvalsModule());
+  modules.push(tasksModule());
   return modules;
 }

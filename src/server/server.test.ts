@@ -77,3 +77,15 @@ describe('server core routes', () => {
     expect(await res.json()).toMatchObject({ error: { code: 'not_found' } });
   });
 });
+
+describe('key ring', () => {
+  it('revokes a key added at run time', async () => {
+    const { KeyRing } = await import('./auth.js');
+    const ring = new KeyRing([]);
+    ring.add('task-key-0123456789', { name: 'task:1', role: 'agent', task_id: 'tsk_1' });
+    expect(ring.resolve('task-key-0123456789')?.task_id).toBe('tsk_1');
+    expect(ring.remove('task-key-0123456789')).toBe(true);
+    expect(ring.resolve('task-key-0123456789')).toBeUndefined();
+    expect(ring.remove('task-key-0123456789')).toBe(false);
+  });
+});
