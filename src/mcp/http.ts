@@ -1,12 +1,11 @@
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { Context } from 'hono';
 import { AppError } from '../errors/index.js';
 import { reportContext } from '../notify/context.js';
 import type { ProgressInput, ProgressResult, ReportContext } from '../notify/service.js';
 import { requireRole } from '../server/auth.js';
 import { readBody } from '../server/body.js';
-import type { App, AppEnv, Services } from '../server/module.js';
+import type { App, Services } from '../server/module.js';
 import { askViaService } from './approval.js';
+import { McpSessions } from './sessions.js';
 import { buildMcpServer } from './tools.js';
 
 export interface McpBackend {
@@ -21,47 +20,50 @@ const PARSE_ERROR = {
 };
 
 /**
- * MCP over Streamable HTTP at `/mcp`, stateless: each POST gets a fresh server and transport bound to
- * the caller's key, so the task comes from the connection and no session state outlives the request
- * (the SDK refuses to reuse a stateless transport). A tool that waits (`ask_approval`) answers on an
- * SSE stream, which carries its progress notifications.
+ * MCP over Streamable HTTP at `/mcp`, in sessions (sessions.ts says why): `initialize` opens one bound
+ * to the caller's key and task, so the task comes from the connection. Tool results and the progress
+ * notifications of a waiting `ask_approval` travel on the POST's SSE stream. Returns the session table
+ * so the module can close it on stop.
  */
 export function mountMcp(
   app: App,
   services: Services,
   backend: McpBackend,
   opts: { echo?: boolean } = {},
-): void {
-  app.post('/mcp', requireRole(services.keys, 'agent'), (c) => handle(c, services, backend, opts));
-  // Stateless: no standalone SSE stream to GET and no session to DELETE; the SDK client expects 405.
-  app.on(['GET', 'DELETE'], '/mcp', requireRole(services.keys, 'agent'), (c) => {
-    c.header('Allow', 'POST');
-    throw new AppError('method_not_allowed', 'this MCP endpoint is stateless: POST only');
-  });
-}
-
-async function handle(
-  c: Context<AppEnv>,
-  services: Services,
-  backend: McpBackend,
-  opts: { echo?: boolean },
-): Promise<Response> {
-  const ctx = reportContext(c);
-  const bytes = await readBody(c, services.config.server.body_limit_bytes);
-  let parsedBody: unknown;
-  try {
-    parsedBody = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch {
-    return c.json(PARSE_ERROR, 400);
-  }
-  const server = buildMcpServer(
-    {
-      reportProgress: (args) => backend.report(args, ctx),
-      askApproval: (args, progress, signal) => askViaService(services.approvals, args, ctx, progress, signal),
-    },
-    opts,
+): McpSessions {
+  const sessions = new McpSessions(
+    (ctx) =>
+      buildMcpServer(
+        {
+          reportProgress: (args) => backend.report(args, ctx),
+          askApproval: (args, progress, signal) =>
+            askViaService(services.approvals, args, ctx, progress, signal),
+        },
+        opts,
+      ),
+    services.now,
   );
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-  await server.connect(transport);
-  return transport.handleRequest(c.req.raw, { parsedBody });
+  app.post('/mcp', requireRole(services.keys, 'agent'), async (c) => {
+    const ctx = reportContext(c);
+    const bytes = await readBody(c, services.config.server.body_limit_bytes);
+    let parsedBody: unknown;
+    try {
+      parsedBody = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    } catch {
+      return c.json(PARSE_ERROR, 400);
+    }
+    return sessions.handle(c.req.raw, ctx, parsedBody);
+  });
+  // DELETE ends a session. There is no standalone SSE stream to GET: the server never speaks unasked.
+  app.delete('/mcp', requireRole(services.keys, 'agent'), (c) =>
+    sessions.handle(c.req.raw, reportContext(c), undefined),
+  );
+  app.get('/mcp', requireRole(services.keys, 'agent'), (c) => {
+    c.header('Allow', 'POST, DELETE');
+    throw new AppError(
+      'method_not_allowed',
+      'no standalone SSE stream here: POST requests, DELETE to end a session',
+    );
+  });
+  return sessions;
 }

@@ -1,22 +1,15 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
 import { CLI, requireBuild, ROOT } from '../../test/support/dist.js';
 import { KEYS } from '../../test/support/server.js';
-import { approvalsModule } from '../approvals/index.js';
-import { parseConfig } from '../config/load.js';
-import { notifyModule } from '../notify/module.js';
-import { type Enqueued, recordingDeliveries } from '../notify/testing.js';
-import { coreModule } from '../server/core-routes.js';
-import { type RunningServer, startServer } from '../server/serve.js';
+import { type Gateway, startGateway as start } from './testing.js';
 
 const REPORT_PROGRESS_SCHEMA = {
   type: 'object',
@@ -41,6 +34,17 @@ const REPORT_PROGRESS_SCHEMA = {
   $schema: 'http://json-schema.org/draft-07/schema#',
 };
 
+async function startGateway(store: TestStore): Promise<Gateway> {
+  const g = await start(store.db, { agent: KEYS.agent, approver: KEYS.approver });
+  return {
+    ...g,
+    cleanup: async () => {
+      await g.cleanup();
+      await store.cleanup();
+    },
+  };
+}
+
 const ASK_APPROVAL_SCHEMA = {
   type: 'object',
   properties: {
@@ -52,47 +56,6 @@ const ASK_APPROVAL_SCHEMA = {
   additionalProperties: false,
   $schema: 'http://json-schema.org/draft-07/schema#',
 };
-
-interface Gateway {
-  server: RunningServer;
-  seen: Enqueued[];
-  cleanup(): Promise<void>;
-}
-
-async function startGateway(store: TestStore): Promise<Gateway> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sb-mcp-'));
-  const config = parseConfig({
-    data_dir: dataDir,
-    server: { port: 0, public_url: 'https://switchboard.example' },
-    auth: {
-      keys: [
-        { name: 'bot', role: 'agent', key: KEYS.agent },
-        { name: 'me', role: 'approver', key: KEYS.approver },
-      ],
-    },
-    channels: { phone: { type: 'ntfy', url: 'https://ntfy.example', topic: 'agents' } },
-    routes: [{ match: 'true', channels: ['phone'] }],
-    notify: { progress_merge_window_seconds: 0 },
-  });
-  const server = await startServer(config, {
-    db: store.db,
-    logger: pino({ level: 'silent' }),
-    env: {},
-    defaultMetrics: false,
-    modules: [coreModule(() => []), approvalsModule(), notifyModule()],
-  });
-  const deliveries = recordingDeliveries();
-  server.services.deliveries = deliveries;
-  return {
-    server,
-    seen: deliveries.seen,
-    async cleanup() {
-      await server.stop();
-      await store.cleanup();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 function httpTransport(url: string, key: string = KEYS.agent): StreamableHTTPClientTransport {
   return new StreamableHTTPClientTransport(new URL('/mcp', url), {

@@ -3,6 +3,7 @@ import type { Envelope } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import { once } from '../log/inbox.js';
 import { mountMcp } from '../mcp/http.js';
+import type { McpSessions } from '../mcp/sessions.js';
 import { requireRole } from '../server/auth.js';
 import { readJson } from '../server/body.js';
 import type { Module, Services } from '../server/module.js';
@@ -34,11 +35,17 @@ export interface NotifyModule extends Module {
   flushDue(): Promise<number>;
 }
 
-export function notifyModule(): NotifyModule {
+export interface NotifyModuleOptions {
+  /** Also serve a bare `echo` tool at /mcp: the bench's baseline on the same server and transport. */
+  echoTool?: boolean;
+}
+
+export function notifyModule(opts: NotifyModuleOptions = {}): NotifyModule {
   let notifier: Notifier | undefined;
   let cfg: NotifyConfig | undefined;
   let timer: NodeJS.Timeout | undefined;
   let flushing: Promise<unknown> = Promise.resolve();
+  let sessions: McpSessions | undefined;
 
   const running = (): Notifier => {
     if (!notifier) throw new AppError('not_ready', 'the notify module is not running');
@@ -56,7 +63,12 @@ export function notifyModule(): NotifyModule {
         const result = await running().report(body, reportContext(c));
         return c.json(result);
       });
-      mountMcp(app, services, { report: (input, ctx) => running().report(input, ctx) });
+      sessions = mountMcp(
+        app,
+        services,
+        { report: (input, ctx) => running().report(input, ctx) },
+        { echo: opts.echoTool === true },
+      );
     },
 
     start(services) {
@@ -88,6 +100,7 @@ export function notifyModule(): NotifyModule {
       if (timer) clearInterval(timer);
       timer = undefined;
       await flushing;
+      await sessions?.closeAll();
       notifier = undefined;
     },
   };
