@@ -49,13 +49,6 @@ function bridge(entry: string, args: string[], input: string, env: Record<string
   });
 }
 
-/** What the adapter itself says for this input and decision: the golden reply. */
-function golden(runtime: RuntimeKind, raw: string, reason_code: string, fn: (text: string) => void) {
-  const adapter = RUNTIMES[runtime];
-  const n = adapter.normalize(raw);
-  return { adapter, n, check: fn, reason_code };
-}
-
 let home: string;
 let server: RunningServer;
 let gate: FakeGate;
