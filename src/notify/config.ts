@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { compileRoutes } from './routes.js';
 
 /**
  * The `routes:` and `notify:` sections of switchboard.yaml. Recipients live only in `channels:`; a
@@ -68,6 +69,10 @@ export function notifyConfigProblems(config: {
   if (!notify.success) {
     for (const i of notify.error.issues)
       problems.push({ path: ['notify', ...i.path.map(String)].join('.'), message: i.message });
+  }
+  if (routes.success) {
+    const compiled = compileRoutes(routes.data);
+    if (!compiled.ok) problems.push(...compiled.problems);
   }
   const known = new Set(Object.keys(config.channels ?? {}));
   if (routes.success && config.channels) {
