@@ -1,5 +1,6 @@
 import { cpus } from 'node:os';
 import { benchAppend, benchIdleMemory } from './core.js';
+import { benchIngress } from './ingress.js';
 
 /**
  * `npm run bench`: every performance goal of the project, each printed beside a bare baseline
@@ -8,6 +9,7 @@ import { benchAppend, benchIdleMemory } from './core.js';
 const SECTIONS: Record<string, () => Promise<string[]>> = {
   append: benchAppend,
   memory: benchIdleMemory,
+  ingress: benchIngress,
 };
 
 const only = process.argv.slice(2);

@@ -76,4 +76,17 @@ approvalsCmd
   .option('--json', 'print the approval as JSON')
   .action(async (id, opts) => (await import('./approvals.js')).reject(id, opts));
 
+const ingress = program.command('ingress').description('webhook ingress');
+ingress
+  .command('replay <delivery>')
+  .description(
+    're-run admission under the current config for a stored delivery (new work; never reuses approvals or capabilities)',
+  )
+  .option('--source <name>', 'the source, when two sources stored this delivery id')
+  .option('--url <url>', 'gateway URL (default $SWITCHBOARD_URL, else http://127.0.0.1:8787)')
+  .option('--json', 'print the result as JSON')
+  .action(async (id, opts) => {
+    await (await import('./ingress.js')).replay(id, opts);
+  });
+
 program.parseAsync(process.argv).catch(fail);

@@ -1,3 +1,4 @@
+import { describeIssues } from '../config/load.js';
 import { z } from 'zod';
 import { loopSchema, triggersSchema } from './admission/config.js';
 import { compileTriggers, TriggerConfigError } from './admission/triggers.js';
@@ -14,8 +15,19 @@ export const ingressSourceSchema = z
     const { tenant, ...rest } = entry;
     const parsed = sourceConfigSchema.safeParse(rest);
     if (!parsed.success) {
-      for (const issue of parsed.error.issues)
-        ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+      for (const issue of parsed.error.issues) {
+        if (issue.code === 'unrecognized_keys') {
+          for (const key of issue.keys) {
+            ctx.addIssue({
+              code: 'custom',
+              path: [...issue.path, key],
+              message: 'unknown key; remove it or check its spelling against docs/ingress-sources.md',
+            });
+          }
+        } else {
+          ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+        }
+      }
       return z.NEVER;
     }
     return { tenant, source: parsed.data };
@@ -37,9 +49,11 @@ export function checkIngressConfig(config: {
 }): { path: string; message: string }[] {
   const problems: { path: string; message: string }[] = [];
   const issues = (prefix: string, error: z.ZodError) =>
-    error.issues
-      .slice(0, 20)
-      .map((i) => ({ path: [prefix, ...i.path.map(String)].join('.'), message: i.message }));
+    describeIssues(error.issues.slice(0, 20)).map((p) => ({
+      path:
+        p.path === '(root)' ? prefix : p.path.startsWith('[') ? `${prefix}${p.path}` : `${prefix}.${p.path}`,
+      message: p.message,
+    }));
   const sources = ingressSourcesSchema.safeParse(config.sources);
   if (!sources.success) problems.push(...issues('sources', sources.error));
   const loop = loopSchema.safeParse(config.loop ?? {});

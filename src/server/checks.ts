@@ -5,7 +5,7 @@ import { approvalsConfigSchema } from '../approvals/config.js';
 import { checkChannels } from '../channels/index.js';
 import { deliveryConfigSchema } from '../delivery/config.js';
 import { egressAllowProblems } from '../delivery/ssrf.js';
-import { sourceConfigSchema } from '../ingress/sources/index.js';
+import { checkIngressConfig } from '../ingress/config.js';
 import { tasksConfigSchema } from '../tasks/config.js';
 
 /**
@@ -30,24 +30,13 @@ export function sectionCheck(prefix: string, pick: (c: Config) => unknown, schem
   };
 }
 
-function eachEntry(
-  prefix: string,
-  pick: (c: Config) => Record<string, unknown>,
-  schema: z.ZodType,
-): ConfigCheck {
-  return (config) =>
-    Object.entries(pick(config)).flatMap(([name, value]) =>
-      sectionCheck(`${prefix}.${name}`, () => value, schema)(config),
-    );
-}
-
 /** The config checks modules add for the sections they own. */
 export function moduleConfigChecks(): ConfigCheck[] {
   return [
     (c) => checkChannels(c.channels),
     sectionCheck('approvals', (c) => c.approvals, approvalsConfigSchema),
     sectionCheck('tasks', (c) => c.tasks, tasksConfigSchema),
-    eachEntry('sources', (c) => c.sources, sourceConfigSchema),
+    (c) => checkIngressConfig(c),
     sectionCheck('delivery', (c) => c.delivery, deliveryConfigSchema),
     (c) =>
       egressAllowProblems(c.egress.allow).map((line) => {

@@ -1,4 +1,5 @@
 import { approvalsModule } from '../approvals/module.js';
+import { ingressModule } from '../ingress/module.js';
 import { tasksModule } from '../tasks/module.js';
 import { coreModule } from './core-routes.js';
 import type { Module } from './module.js';
@@ -12,5 +13,6 @@ export function allModules(): Module[] {
   modules.push(coreModule(() => modules));
   modules.push(approvalsModule());
   modules.push(tasksModule());
+  modules.push(ingressModule());
   return modules;
 }
