@@ -5,10 +5,17 @@ import type { EnvelopeInput } from '../../envelope/index.js';
 import type { EventLog } from '../../log/log.js';
 import type { Db } from '../../store/port.js';
 import type { DeliveryPolicies } from '../config.js';
-import { attemptRecord, BODY_EXCERPT_CHARS } from '../events.js';
-import type { SendResult } from '../http.js';
-import type { Outcome } from '../retry.js';
+import { BODY_EXCERPT_CHARS } from '../events.js';
 import { attemptDelivery } from './attempt.js';
+import {
+  DEDUP_CHANNEL_TYPES,
+  type Finished,
+  errorOf,
+  nextAt,
+  parseMessage,
+  refusal,
+  settle,
+} from './settle.js';
 import { admitGroup, breakerLevel, type EndpointState, parseEndpoint, recordGroup } from './endpoint.js';
 import type { DeliveryMetrics } from './metrics.js';
 import * as q from './sql.js';
@@ -21,8 +28,7 @@ import * as q from './sql.js';
  * share one PostgreSQL (`SKIP LOCKED`).
  */
 
-/** Channel types whose receivers de-duplicate (signed webhooks carry `webhook-id` = the event id). */
-export const DEDUP_CHANNEL_TYPES: readonly string[] = ['webhook'];
+export { DEDUP_CHANNEL_TYPES } from './settle.js';
 
 export const ENGINE_DEFAULTS = {
   batchSize: 64, // one claim and one commit per 64 deliveries keeps SQLite's fsyncs off the hot path
@@ -31,9 +37,6 @@ export const ENGINE_DEFAULTS = {
   leaseMarginMs: 30_000, // beyond the attempt timeout: a slow commit must not let a live row be re-claimed
   sweepEveryMs: 1_000,
 } as const;
-
-/** Errors and reasons stored on a row are short; they never hold a URL (channels keep it out). */
-const ERROR_MAX_CHARS = 300;
 
 export interface ChannelEntry {
   type: string;
@@ -66,13 +69,6 @@ interface Prepared {
   kind: AnyChannelKind;
   config: unknown;
   message: Message;
-}
-
-interface Finished {
-  row: q.DeliveryRow;
-  attempt: number;
-  result: SendResult;
-  outcome: Outcome;
 }
 
 export class DeliveryEngine {
@@ -228,7 +224,13 @@ export class DeliveryEngine {
             refused.push(refusal(row, why));
             continue;
           }
-          ready.push({ row, kind, config, message: JSON.parse(row.message) as Message });
+          const message = parseMessage(row.message);
+          if (!message) {
+            // A row no attempt can ever send must not roll back the claim of the whole batch.
+            refused.push(refusal(row, 'stored message is not valid JSON'));
+            continue;
+          }
+          ready.push({ row, kind, config, message });
         }
       }
       return ready;
@@ -300,7 +302,7 @@ export class DeliveryEngine {
             });
         }
         for (const f of group) {
-          const { status, event } = this.settle(f);
+          const { status, event } = settle(f);
           await tx.query(
             q.finishDelivery({
               id: f.row.id,
@@ -326,48 +328,6 @@ export class DeliveryEngine {
     });
     for (const [dest, level] of levels) this.o.metrics?.breaker.set({ destination: dest }, level);
     this.appended(types);
-  }
-
-  /** The row's next status and the attempt's event. */
-  private settle(f: Finished): { status: q.DeliveryStatus; event: EnvelopeInput } {
-    const rec = attemptRecord(f.result, f.outcome, f.attempt);
-    const data: Record<string, unknown> = {
-      delivery_id: f.row.id,
-      destination: f.row.destination,
-      channel: f.row.channel_type,
-      summary: rec.summary,
-      ...rec.data,
-    };
-    let status: q.DeliveryStatus;
-    switch (f.outcome.kind) {
-      case 'ok':
-        status = 'succeeded';
-        break;
-      case 'retry':
-        status = 'pending';
-        break;
-      case 'dead':
-        status = 'dead';
-        break;
-      case 'unknown':
-        if (!DEDUP_CHANNEL_TYPES.includes(f.row.channel_type)) {
-          // The provider may have posted it; a person decides rather than a blind second post.
-          status = 'reconcile';
-          delete data['next_at'];
-          data['reconcile'] = true;
-        } else status = f.outcome.at === undefined ? 'dead' : 'unknown';
-        break;
-    }
-    return {
-      status,
-      event: {
-        type: rec.type,
-        causation_id: f.row.event_id,
-        correlation_id: f.row.correlation_id,
-        subject: { resource_ref: f.row.id },
-        redacted_summary: data,
-      },
-    };
   }
 
   private async loadEndpoint(tx: Db, dest: string, now: number): Promise<EndpointState> {
@@ -401,25 +361,4 @@ export class DeliveryEngine {
     this.o.onAppended?.(types);
     this.o.log.notify();
   }
-}
-
-/** A row that never went out: dead with a reason, no attempt counted as sent. */
-function refusal(row: q.DeliveryRow, reason: string): Finished {
-  return {
-    row,
-    attempt: Number(row.attempts),
-    result: { sent: false, durationMs: 0 },
-    outcome: { kind: 'dead', reason },
-  };
-}
-
-function nextAt(o: Outcome, row: q.DeliveryRow, now: number): number {
-  if (o.kind === 'retry') return o.at;
-  if (o.kind === 'unknown' && o.at !== undefined) return o.at;
-  return Math.max(now, Number(row.next_attempt_at));
-}
-
-function errorOf(o: Outcome): string | null {
-  const text = o.kind === 'retry' || o.kind === 'unknown' ? o.error : o.kind === 'dead' ? o.reason : null;
-  return text === null ? null : text.slice(0, ERROR_MAX_CHARS);
 }

@@ -1,0 +1,93 @@
+import type { Message } from '../../channels/index.js';
+import type { EnvelopeInput } from '../../envelope/index.js';
+import { attemptRecord } from '../events.js';
+import type { SendResult } from '../http.js';
+import type { Outcome } from '../retry.js';
+import type * as q from './sql.js';
+
+/** What one finished attempt does to its row and the log: pure, so the engine only writes it. */
+
+/** Channel types whose receivers de-duplicate (signed webhooks carry `webhook-id` = the event id). */
+export const DEDUP_CHANNEL_TYPES: readonly string[] = ['webhook'];
+
+/** Errors and reasons stored on a row are short; they never hold a URL (channels keep it out). */
+const ERROR_MAX_CHARS = 300;
+
+export interface Finished {
+  row: q.DeliveryRow;
+  attempt: number;
+  result: SendResult;
+  outcome: Outcome;
+}
+
+/** The row's next status and the attempt's event. */
+export function settle(f: Finished): { status: q.DeliveryStatus; event: EnvelopeInput } {
+  const rec = attemptRecord(f.result, f.outcome, f.attempt);
+  const data: Record<string, unknown> = {
+    delivery_id: f.row.id,
+    destination: f.row.destination,
+    channel: f.row.channel_type,
+    summary: rec.summary,
+    ...rec.data,
+  };
+  let status: q.DeliveryStatus;
+  switch (f.outcome.kind) {
+    case 'ok':
+      status = 'succeeded';
+      break;
+    case 'retry':
+      status = 'pending';
+      break;
+    case 'dead':
+      status = 'dead';
+      break;
+    case 'unknown':
+      if (!DEDUP_CHANNEL_TYPES.includes(f.row.channel_type)) {
+        // The provider may have posted it; a person decides rather than a blind second post.
+        status = 'reconcile';
+        delete data['next_at'];
+        data['reconcile'] = true;
+      } else status = f.outcome.at === undefined ? 'dead' : 'unknown';
+      break;
+  }
+  return {
+    status,
+    event: {
+      type: rec.type,
+      causation_id: f.row.event_id,
+      correlation_id: f.row.correlation_id,
+      subject: { resource_ref: f.row.id },
+      redacted_summary: data,
+    },
+  };
+}
+
+/** A row that never went out: dead with a reason, no attempt counted as sent. */
+export function refusal(row: q.DeliveryRow, reason: string): Finished {
+  return {
+    row,
+    attempt: Number(row.attempts),
+    result: { sent: false, durationMs: 0 },
+    outcome: { kind: 'dead', reason },
+  };
+}
+
+export function parseMessage(text: string): Message | undefined {
+  try {
+    const m = JSON.parse(text) as unknown;
+    return typeof m === 'object' && m !== null ? (m as Message) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function nextAt(o: Outcome, row: q.DeliveryRow, now: number): number {
+  if (o.kind === 'retry') return o.at;
+  if (o.kind === 'unknown' && o.at !== undefined) return o.at;
+  return Math.max(now, Number(row.next_attempt_at));
+}
+
+export function errorOf(o: Outcome): string | null {
+  const text = o.kind === 'retry' || o.kind === 'unknown' ? o.error : o.kind === 'dead' ? o.reason : null;
+  return text === null ? null : text.slice(0, ERROR_MAX_CHARS);
+}
