@@ -120,10 +120,16 @@ describe('module sections', () => {
   it('validates each source with its kind’s schema and names the key path', async () => {
     const { moduleConfigChecks } = await import('../server/checks.js');
     const checks = moduleConfigChecks();
-    expect(() => parseConfig({ sources: { github: { type: 'github', secret_env: 'GH_SECRET' } } }, 'test', checks)).not.toThrow();
-    const found = problems(() => parseConfig({ sources: { gh: { type: 'github', secret_env: 'GH', colour: 1 } } }, 'test', checks));
+    expect(() =>
+      parseConfig({ sources: { github: { type: 'github', secret_env: 'GH_SECRET' } } }, 'test', checks),
+    ).not.toThrow();
+    const found = problems(() =>
+      parseConfig({ sources: { gh: { type: 'github', secret_env: 'GH', colour: 1 } } }, 'test', checks),
+    );
     expect(found.map((p) => p.path)).toContain('sources.gh.colour');
-    const unknownType = problems(() => parseConfig({ sources: { x: { type: 'carrier-pigeon' } } }, 'test', checks));
+    const unknownType = problems(() =>
+      parseConfig({ sources: { x: { type: 'carrier-pigeon' } } }, 'test', checks),
+    );
     expect(unknownType[0]!.path).toMatch(/^sources\.x/);
   });
 });
@@ -132,10 +138,29 @@ describe('channel sections', () => {
   it('validates each channel with its kind’s schema and the egress allow-list', async () => {
     const { moduleConfigChecks } = await import('../server/checks.js');
     const checks = moduleConfigChecks();
-    expect(() => parseConfig({ channels: { phone: { type: 'ntfy', url: 'https://ntfy.sh', topic: 'agents' } } }, 'test', checks)).not.toThrow();
-    const found = problems(() => parseConfig({ channels: { phone: { type: 'ntfy', url: 'https://ntfy.sh' } } }, 'test', checks));
+    expect(() =>
+      parseConfig(
+        { channels: { phone: { type: 'ntfy', url: 'https://ntfy.sh', topic: 'agents' } } },
+        'test',
+        checks,
+      ),
+    ).not.toThrow();
+    const found = problems(() =>
+      parseConfig({ channels: { phone: { type: 'ntfy', url: 'https://ntfy.sh' } } }, 'test', checks),
+    );
     expect(found[0]!.path).toMatch(/^channels\.phone/);
     const egress = problems(() => parseConfig({ egress: { allow: ['10.0.0.0/33'] } }, 'test', checks));
     expect(egress[0]!.path).toBe('egress.allow[0]');
+  });
+});
+
+describe('policy sections', () => {
+  it('validates rules with the gate’s schema and names the rule', async () => {
+    const { moduleConfigChecks } = await import('../server/checks.js');
+    const checks = moduleConfigChecks();
+    const ok = { id: 'no-force-push', when: 'tool == "Bash"', decision: 'deny', reason_code: 'FORCE_PUSH' };
+    expect(() => parseConfig({ rules: [ok] }, 'test', checks)).not.toThrow();
+    const found = problems(() => parseConfig({ rules: [{ ...ok, decision: 'maybe' }] }, 'test', checks));
+    expect(found[0]!.path).toBe('rules[0].decision');
   });
 });

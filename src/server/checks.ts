@@ -5,6 +5,7 @@ import { approvalsConfigSchema } from '../approvals/config.js';
 import { checkChannels } from '../channels/index.js';
 import { deliveryConfigSchema } from '../delivery/config.js';
 import { egressAllowProblems } from '../delivery/ssrf.js';
+import { policyConfigSchema } from '../gate/config.js';
 import { checkIngressConfig } from '../ingress/config.js';
 import { tasksConfigSchema } from '../tasks/config.js';
 
@@ -19,11 +20,13 @@ export function sectionCheck(prefix: string, pick: (c: Config) => unknown, schem
     return describeIssues(result.error.issues).map(
       (p): ConfigProblem => ({
         path:
-          p.path === '(root)'
-            ? prefix
-            : p.path.startsWith('[')
-              ? `${prefix}${p.path}`
-              : `${prefix}.${p.path}`,
+          prefix === ''
+            ? p.path
+            : p.path === '(root)'
+              ? prefix
+              : p.path.startsWith('[')
+                ? `${prefix}${p.path}`
+                : `${prefix}.${p.path}`,
         message: p.message,
       }),
     );
@@ -37,6 +40,11 @@ export function moduleConfigChecks(): ConfigCheck[] {
     sectionCheck('approvals', (c) => c.approvals, approvalsConfigSchema),
     sectionCheck('tasks', (c) => c.tasks, tasksConfigSchema),
     (c) => checkIngressConfig(c),
+    sectionCheck(
+      '',
+      (c) => ({ rules: c.rules, policy_files: c.policy_files, gate: c.gate }),
+      policyConfigSchema,
+    ),
     sectionCheck('delivery', (c) => c.delivery, deliveryConfigSchema),
     (c) =>
       egressAllowProblems(c.egress.allow).map((line) => {
