@@ -1,5 +1,6 @@
 import { cpus } from 'node:os';
 import { benchAppend, benchIdleMemory } from './core.js';
+import { benchGate } from './gate.js';
 import { benchIngress } from './ingress.js';
 
 /**
@@ -9,6 +10,7 @@ import { benchIngress } from './ingress.js';
 const SECTIONS: Record<string, () => Promise<string[]>> = {
   append: benchAppend,
   memory: benchIdleMemory,
+  gate: benchGate,
   ingress: benchIngress,
 };
 
