@@ -35,9 +35,10 @@ const handler = {
     statusMessage: { type: 'string' },
   },
   additionalProperties: false,
-  allOf: [
-    { if: { properties: { type: { const: 'command' } } }, then: { required: ['command'] } },
-    { if: { properties: { type: { const: 'http' } } }, then: { required: ['url'] } },
+  anyOf: [
+    { properties: { type: { const: 'command' } }, required: ['command'] },
+    { properties: { type: { const: 'http' } }, required: ['url'] },
+    { properties: { type: { enum: ['mcp_tool', 'prompt', 'agent'] } } },
   ],
 };
 const settingsSchema = {
