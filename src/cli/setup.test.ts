@@ -80,6 +80,12 @@ const projectFile = () => join(dir, 'repo', '.claude', 'settings.json');
 const where = () => ({ cwd: join(dir, 'repo'), home: join(dir, 'home') });
 
 describe('switchboard setup claude-code', () => {
+  it('checks its output against a schema that does refuse a wrong shape', () => {
+    expect(validSettings({ hooks: { PreToolUse: [{ hooks: [{ type: 'command' }] }] } })).toBe(false);
+    expect(validSettings({ hooks: { PreToolUse: [{ matcher: '*', hooks: [] }] } })).toBe(false);
+    expect(validSettings({ hooks: { PreToolUse: { hooks: [] } } })).toBe(false);
+  });
+
   it('prints a diff with --dry-run and writes nothing', async () => {
     const outcome = await run({ ...where(), ...io(), user: true, dryRun: true });
     expect(outcome.kind).toBe('dry-run');

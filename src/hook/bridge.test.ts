@@ -1,5 +1,13 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -98,6 +106,23 @@ afterAll(async () => {
   failing?.close();
   await server?.stop();
   rmSync(home, { recursive: true, force: true });
+});
+
+describe('the bridge stays small', () => {
+  it('imports only node: modules, the adapters and its own folder', () => {
+    const dir = join(ROOT, 'src/hook');
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))) {
+      const text = readFileSync(join(dir, file), 'utf8');
+      for (const [, spec] of text.matchAll(/^import (?!type )[^'"]*['"]([^'"]+)['"]/gm)) {
+        expect(spec, `${file} imports ${spec}`).toMatch(/^(node:|\.\/|\.\.\/runtimes\/)/);
+      }
+    }
+    if (existsSync(join(ROOT, 'dist/hook.mjs'))) {
+      const bundle = readFileSync(join(ROOT, 'dist/hook.mjs'), 'utf8');
+      for (const [, spec] of bundle.matchAll(/^import [^'"]*['"]([^'"]+)['"]/gm))
+        expect(spec).toMatch(/^node:/);
+    }
+  });
 });
 
 describe.each(ENTRIES)('the bridge %s', (entry) => {
