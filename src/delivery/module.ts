@@ -37,9 +37,6 @@ export interface DeliveryModule extends Module {
   engine(): DeliveryEngine | undefined;
 }
 
-/** Services as the lead will extend them: the notify module reads `services.deliveries`. */
-type WithDeliveries = Services & { deliveries?: DeliveryService };
-
 function readConfig(services: Services, overrides: Partial<DeliveryConfig> = {}): DeliveryConfig {
   const section = (services.config as unknown as Record<string, unknown>).delivery ?? {};
   return deliveryConfigSchema.parse({ ...(section as object), ...overrides });
@@ -109,7 +106,7 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       deliveryRoutes(app, s, running);
     },
     start(s) {
-      (s as WithDeliveries).deliveries = ensure(s);
+      s.deliveries = ensure(s);
       if (opts.workers !== false) engine?.start();
     },
     async stop() {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects } from '../../../test/support/db.js';
 import { type ScriptedReceiver, startScriptedReceiver } from '../testing/receiver.js';
+import type { DeliveryModuleOptions } from '../module.js';
 import { type Harness, harness, SECRET } from './harness.case.js';
 
 const DIALECTS = await dialects();
@@ -15,12 +16,13 @@ describe.each(DIALECTS)('the delivery engine on %s', (dialect) => {
     rx = undefined;
   });
 
-  async function webhookSetup(delivery: Record<string, unknown> = {}) {
+  async function webhookSetup(delivery: Record<string, unknown> = {}, module: DeliveryModuleOptions = {}) {
     rx = await startScriptedReceiver({ secret: SECRET });
     h = await harness({
       dialect,
       channels: { hook: { type: 'webhook', url: `${rx.url}/hook`, secret_env: 'HOOK_SECRET' } },
       delivery,
+      module,
     });
     return { rx, h };
   }
@@ -173,6 +175,56 @@ describe.each(DIALECTS)('the delivery engine on %s', (dialect) => {
     expect(rx.hits.length).toBe(hitsBefore);
     const last = (await h.rows()).at(-1);
     expect(last).toMatchObject({ status: 'pending', attempts: 0, last_error: 'circuit open' });
+  });
+
+  it('claims the priority lane first and keeps retrying it after the schedule is used up', async () => {
+    // One row per pass, so the order of claims is the order of hits.
+    const { rx, h } = await webhookSetup({ retry_schedule_ms: [60_000] }, { engine: { batchSize: 1 } });
+    rx.script = () => ({ kind: 'answer', status: 500 });
+    const normal = await h.enqueue('hook');
+    let highEvent = '';
+    const high = await h.services.db.tx(async (tx) => {
+      const cause = await h.services.emit({ type: 'agent.progress.reported' }, tx);
+      highEvent = cause.event_id;
+      return h.delivery.service()!.enqueue(tx, {
+        eventId: cause.event_id,
+        destination: 'hook',
+        message: {
+          kind: 'alert',
+          stage: 'blocked',
+          severity: 'critical',
+          title: 'Blocked',
+          summary: 's',
+          eventId: cause.event_id,
+        },
+        priority: 'high',
+      });
+    });
+    await h.delivery.engine()!.runOnce();
+    expect(rx.hits).toHaveLength(1);
+    await h.delivery.engine()!.runOnce();
+    const byId = new Map((await h.rows()).map((r) => [r.id, r]));
+    expect(byId.get(normal.id)).toMatchObject({ status: 'dead' });
+    expect(byId.get(high.id)).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(Number(byId.get(high.id)?.next_attempt_at)).toBeGreaterThan(Date.now() + 50_000);
+    expect(rx.hits.map((x) => x.headers['webhook-id'])).toEqual([highEvent, normal.eventId]);
+  });
+
+  it('refuses to enqueue something that is not a channel message, or for an unknown channel', async () => {
+    const { h } = await webhookSetup();
+    const svc = h.delivery.service()!;
+    await expect(
+      h.services.db.tx((tx) => svc.enqueue(tx, { eventId: 'evt_x', destination: 'hook', message: 'hi' })),
+    ).rejects.toThrow('not a channel Message');
+    await expect(
+      h.services.db.tx((tx) =>
+        svc.enqueue(tx, {
+          eventId: 'evt_x',
+          destination: 'nowhere',
+          message: { kind: 'alert', title: 't', eventId: 'evt_x' },
+        }),
+      ),
+    ).rejects.toThrow('no channel named nowhere');
   });
 
   it('marks an attempt to a target outside egress.allow as blocked, not retried', async () => {

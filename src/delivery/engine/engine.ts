@@ -11,6 +11,7 @@ import {
   DEDUP_CHANNEL_TYPES,
   type Finished,
   errorOf,
+  keepTrying,
   nextAt,
   parseMessage,
   refusal,
@@ -185,9 +186,12 @@ export class DeliveryEngine {
     const channels = this.o.channels();
     const refused: Finished[] = [];
     const prepared = await this.o.db.tx(async (tx) => {
-      const rows = await tx.query<q.DeliveryRow>(
-        q.claimDue(tx.dialect, now, now + this.leaseMs, this.batchSize),
-      );
+      const lease = now + this.leaseMs;
+      const rows = await tx.query<q.DeliveryRow>(q.claimDue(tx.dialect, now, lease, this.batchSize, 1));
+      if (rows.length < this.batchSize) {
+        const normal = q.claimDue(tx.dialect, now, lease, this.batchSize - rows.length, 0);
+        rows.push(...(await tx.query<q.DeliveryRow>(normal)));
+      }
       const ready: Prepared[] = [];
       const byDest = new Map<string, q.DeliveryRow[]>();
       for (const row of rows) {
@@ -270,7 +274,17 @@ export class DeliveryEngine {
       ...(this.o.random ? { random: this.o.random } : {}),
     });
     this.o.metrics?.latency.observe({ destination: p.row.destination }, result.durationMs / 1000);
-    return { row: p.row, attempt, result, outcome };
+    const kept =
+      Number(p.row.priority) === 1
+        ? keepTrying(
+            outcome,
+            p.row.channel_type,
+            this.o.policies.retry,
+            this.o.now(),
+            this.o.random ?? Math.random,
+          )
+        : outcome;
+    return { row: p.row, attempt, result, outcome: kept };
   }
 
   /** Rows, endpoint states and attempt events of a batch, in one transaction. */

@@ -2,6 +2,7 @@ import type { Message } from '../../channels/index.js';
 import { type EnvelopeInput, newId } from '../../envelope/index.js';
 import { AppError } from '../../errors/index.js';
 import type { EventLog } from '../../log/log.js';
+import type { DeliveryPort } from '../../server/ports.js';
 import type { Db } from '../../store/port.js';
 import type { ChannelEntry } from './engine.js';
 import { type EndpointPolicy, initialEndpoint } from './endpoint.js';
@@ -18,7 +19,10 @@ export interface EnqueueInput {
   eventId: string;
   /** A `channels.<name>` of the current config. */
   destination: string;
-  message: Message;
+  /** A `Message` (`src/channels/channel.ts`); checked here, rendered at each attempt. */
+  message: unknown;
+  /** `high`: the priority lane — claimed first, retried until delivered. */
+  priority?: 'normal' | 'high';
   /** Defaults to the event id (the delivery's events start their own chain). */
   correlationId?: string;
 }
@@ -69,7 +73,8 @@ export interface ReplayOutcome {
 export const MAX_REPLAY = 1000;
 export const MAX_LIST = 1000;
 
-export interface DeliveryService {
+/** Implements the `DeliveryPort` of `src/server/ports.ts` (what the notify module calls), and more. */
+export interface DeliveryService extends DeliveryPort {
   enqueue(tx: Db, input: EnqueueInput): Promise<Enqueued>;
   list(filter?: ListFilter): Promise<DeliveryView[]>;
   replay(filter: ReplayFilter): Promise<ReplayOutcome>;
@@ -109,7 +114,10 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
     async enqueue(tx, input) {
       const entry = d.channels()[input.destination];
       if (!entry) throw new AppError('not_found', `no channel named ${input.destination} is configured`);
-      if (input.message.eventId !== input.eventId)
+      const m = input.message as Partial<Message> | null;
+      if (typeof m !== 'object' || m === null || typeof m.title !== 'string' || typeof m.kind !== 'string')
+        throw new AppError('bad_request', 'the message is not a channel Message');
+      if (m.eventId !== input.eventId)
         throw new AppError('bad_request', 'the message eventId must be the delivery event id');
       const now = d.now();
       const id = newId('delivery', now);
@@ -122,6 +130,7 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
           channelType: entry.type,
           message: JSON.stringify(input.message),
           payloadRef: null,
+          priority: input.priority === 'high' ? 1 : 0,
           nextAttemptAt: now,
           now,
         }),

@@ -2,7 +2,7 @@ import type { Message } from '../../channels/index.js';
 import type { EnvelopeInput } from '../../envelope/index.js';
 import { attemptRecord } from '../events.js';
 import type { SendResult } from '../http.js';
-import type { Outcome } from '../retry.js';
+import { type Outcome, type RetryPolicy, withJitter } from '../retry.js';
 import type * as q from './sql.js';
 
 /** What one finished attempt does to its row and the log: pure, so the engine only writes it. */
@@ -90,4 +90,29 @@ export function nextAt(o: Outcome, row: q.DeliveryRow, now: number): number {
 export function errorOf(o: Outcome): string | null {
   const text = o.kind === 'retry' || o.kind === 'unknown' ? o.error : o.kind === 'dead' ? o.reason : null;
   return text === null ? null : text.slice(0, ERROR_MAX_CHARS);
+}
+
+/**
+ * The priority lane (blocked, awaiting approval, failed) is retried until delivered: where the
+ * schedule is used up, the next attempt comes after the schedule's last step again. Permanent
+ * failures stay dead, and an unknown chat send still goes to a person.
+ */
+export function keepTrying(
+  o: Outcome,
+  channelType: string,
+  policy: RetryPolicy,
+  now: number,
+  random: () => number,
+): Outcome {
+  const step = withJitter(policy.scheduleMs.at(-1) ?? 0, policy.jitter, random);
+  if (o.kind === 'dead' && o.reason.startsWith('exhausted after'))
+    return {
+      kind: 'retry',
+      at: now + step,
+      error: o.reason,
+      ...(o.status !== undefined ? { status: o.status } : {}),
+    };
+  if (o.kind === 'unknown' && o.at === undefined && DEDUP_CHANNEL_TYPES.includes(channelType))
+    return { kind: 'unknown', error: o.error, at: now + step };
+  return o;
 }
