@@ -235,6 +235,44 @@ describe.each(await dialects())('POST /v1/progress on %s', (dialect) => {
     expect(e?.execution.task_id).toBe('tsk_01JABCDEFGHJKMNPQRSTVWXYZ0');
   });
 
+  it('answers 404 for a task the tasks module does not know, and takes the owner from a task it knows', async () => {
+    const { services, seen } = await start({ routes: [{ match: 'owner == "ana"', channels: ['phone'] }] });
+    const task = { id: 'tsk_known', owner: 'ana', title: 'Fix the flaky test', correlation_id: 'cor_1' };
+    const touched: string[] = [];
+    services.tasks = {
+      get: async (id: string) =>
+        id === task.id
+          ? (task as unknown as Awaited<ReturnType<NonNullable<typeof services.tasks>['get']>>)
+          : undefined,
+      touch: async (id: string) => {
+        touched.push(id);
+      },
+      launch: async () => {
+        throw new Error('unused');
+      },
+      resume: async () => {
+        throw new Error('unused');
+      },
+    };
+    const unknown = await post(
+      { stage: 'failed', summary: 'x' },
+      { ...auth('agent'), 'x-switchboard-task': 'tsk_nope' },
+    );
+    expect(unknown.status).toBe(404);
+    const known = await post(
+      { stage: 'failed', summary: 'x' },
+      { ...auth('agent'), 'x-switchboard-task': 'tsk_known' },
+    );
+    expect(await known.json()).toMatchObject({ status: 'sent' });
+    expect(seen[0]?.message).toMatchObject({
+      title: 'Failed · Fix the flaky test',
+      task: { id: 'tsk_known', name: 'Fix the flaky test' },
+    });
+    expect(touched).toEqual(['tsk_known']);
+    const [e] = await events('agent.progress.reported');
+    expect(e?.correlation_id).toBe('cor_1');
+  });
+
   it('refuses a task header that contradicts a task-bound key', async () => {
     const { services } = await start();
     services.keys.add('task-bound-key-0123456789', { name: 'launched', role: 'agent', task_id: 'tsk_A' });

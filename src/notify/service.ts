@@ -1,5 +1,6 @@
 import type { Message, Severity, Stage } from '../channels/channel.js';
 import { causedBy, type Envelope, type EnvelopeInput, sha256Hex } from '../envelope/index.js';
+import { AppError } from '../errors/index.js';
 import type { Principal, Services } from '../server/module.js';
 import type { Db } from '../store/port.js';
 import type { NotifyConfig } from './config.js';
@@ -82,6 +83,8 @@ export class Notifier {
 
   async report(input: ProgressInput, ctx: ReportContext): Promise<ProgressResult> {
     const task = ctx.task_id ? await this.s.tasks?.get(ctx.task_id) : undefined;
+    // With the tasks module running, a report about a task it does not know is a mistake, not news.
+    if (ctx.task_id && this.s.tasks && !task) throw new AppError('not_found', 'no task has this id');
     const scopeCtx: ScopeContext = {
       task_id: ctx.task_id,
       agent: ctx.principal.name,
