@@ -3,7 +3,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auth, type TestApp, testApp } from '../../../test/support/server.js';
 import { dialects } from '../../../test/support/db.js';
 import { coreModule } from '../../server/core-routes.js';
-import type { GateDecision } from '../../server/ports.js';
 import { RUNTIMES } from '../index.js';
 import { runtimesModule } from '../module.js';
 import type { Decision, RuntimeKind } from '../runtime.js';
@@ -153,7 +152,7 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
     t.services.gate = new FakeGate(gateDecision('deny'));
     const raw = fixture('claude-code', 'PreToolUse');
     const res = await post('claude-code', raw, { 'x-switchboard-bridge': '1' });
-    const body = await res.json();
+    const body = (await res.json()) as { exitCode: number };
     expect(body).toEqual(expected('claude-code', raw, forAdapter(gateDecision('deny')), false));
     expect(body.exitCode).toBe(0);
   });
@@ -243,14 +242,14 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
   it('answers a JSON value that is not an object with the native error', async () => {
     const res = await post('hermes', '[1,2,3]');
     expect(res.status).toBe(400);
-    expect((await res.json()).exitCode).toBe(2);
+    expect(((await res.json()) as { exitCode: number }).exitCode).toBe(2);
   });
 
   it('refuses an unknown runtime with 404', async () => {
     for (const name of ['nope', 'constructor', '__proto__']) {
       const res = await post(name, fixture('claude-code', 'PreToolUse'));
       expect(res.status).toBe(404);
-      expect((await res.json()).error.code).toBe('not_found');
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found');
     }
   });
 
@@ -299,6 +298,3 @@ describe('GET /v1/runtimes', () => {
     }
   });
 });
-
-// Unused-import guard for the type: keeps GateDecision visible to readers of the fakes.
-export type { GateDecision };
