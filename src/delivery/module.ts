@@ -90,6 +90,7 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       wake: () => e.wake(),
       onAppended,
       endpointPolicy: policies,
+      retry: policies.retry,
     });
     return service;
   };

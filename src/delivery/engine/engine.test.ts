@@ -179,7 +179,7 @@ describe.each(DIALECTS)('the delivery engine on %s', (dialect) => {
 
   it('claims the priority lane first and keeps retrying it after the schedule is used up', async () => {
     // One row per pass, so the order of claims is the order of hits.
-    const { rx, h } = await webhookSetup({ retry_schedule_ms: [60_000] }, { engine: { batchSize: 1 } });
+    const { rx, h } = await webhookSetup({ retry_schedule_ms: [0] }, { engine: { batchSize: 1 } });
     rx.script = () => ({ kind: 'answer', status: 500 });
     const normal = await h.enqueue('hook');
     let highEvent = '';
@@ -206,7 +206,7 @@ describe.each(DIALECTS)('the delivery engine on %s', (dialect) => {
     const byId = new Map((await h.rows()).map((r) => [r.id, r]));
     expect(byId.get(normal.id)).toMatchObject({ status: 'dead' });
     expect(byId.get(high.id)).toMatchObject({ status: 'pending', attempts: 1 });
-    expect(Number(byId.get(high.id)?.next_attempt_at)).toBeGreaterThan(Date.now() + 50_000);
+    expect(Number(byId.get(high.id)?.next_attempt_at)).toBeGreaterThan(Date.now() + 500);
     expect(rx.hits.map((x) => x.headers['webhook-id'])).toEqual([highEvent, normal.eventId]);
   });
 

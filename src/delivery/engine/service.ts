@@ -5,6 +5,7 @@ import type { EventLog } from '../../log/log.js';
 import type { DeliveryPort } from '../../server/ports.js';
 import type { Db } from '../../store/port.js';
 import type { ChannelEntry } from './engine.js';
+import { firstAttemptAt, type RetryPolicy } from '../retry.js';
 import { type EndpointPolicy, initialEndpoint } from './endpoint.js';
 import * as q from './sql.js';
 
@@ -89,6 +90,8 @@ export interface ServiceDeps {
   wake?: () => void;
   onAppended?: (types: string[]) => void;
   endpointPolicy: EndpointPolicy;
+  /** Entry 0 of the schedule delays a new delivery's first attempt ("immediately" by default). */
+  retry?: RetryPolicy;
 }
 
 export function view(r: q.DeliveryRow): DeliveryView {
@@ -131,7 +134,7 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
           message: JSON.stringify(input.message),
           payloadRef: null,
           priority: input.priority === 'high' ? 1 : 0,
-          nextAttemptAt: now,
+          nextAttemptAt: d.retry ? firstAttemptAt(d.retry, now) : now,
           now,
         }),
       );

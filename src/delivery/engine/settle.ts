@@ -92,6 +92,9 @@ export function errorOf(o: Outcome): string | null {
   return text === null ? null : text.slice(0, ERROR_MAX_CHARS);
 }
 
+/** A schedule whose last step is 0 must not turn the priority lane into a hot loop. */
+export const KEEP_TRYING_MIN_MS = 1_000;
+
 /**
  * The priority lane (blocked, awaiting approval, failed) is retried until delivered: where the
  * schedule is used up, the next attempt comes after the schedule's last step again. Permanent
@@ -104,7 +107,8 @@ export function keepTrying(
   now: number,
   random: () => number,
 ): Outcome {
-  const step = withJitter(policy.scheduleMs.at(-1) ?? 0, policy.jitter, random);
+  const last = Math.max(policy.scheduleMs.at(-1) ?? 0, KEEP_TRYING_MIN_MS);
+  const step = withJitter(last, policy.jitter, random);
   if (o.kind === 'dead' && o.reason.startsWith('exhausted after'))
     return {
       kind: 'retry',
