@@ -1,0 +1,140 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { AppError } from '../errors/index.js';
+import { resolveVaultKey } from '../log/vault.js';
+import type { Module, Services } from '../server/module.js';
+import type { PolicySource } from './load.js';
+import {
+  configPolicySources,
+  PolicyHolder,
+  type PolicyStatus,
+  type ReloadOutcome,
+} from './service/holder.js';
+import { incidentRoutes } from './service/incident-routes.js';
+import { IncidentStore } from './service/incidents-store.js';
+import { deriveCapabilityKey } from './service/keys.js';
+import { gateRoutes } from './service/routes.js';
+import { Gate } from './service/service.js';
+import { DEFAULT_WATCH_DEBOUNCE_MS, type FileWatch, watchFiles } from './service/watch.js';
+import type { CapabilityKey, CapabilitySigner } from './types.js';
+
+export interface GateModuleOptions {
+  /** Where the rules come from; default the config file (or the parsed config section). */
+  sources?: (s: Services) => PolicySource[];
+  /** The capability key; default derived from the vault key (service/keys.ts). `null`: no capabilities. */
+  signerKey?: CapabilityKey | null;
+  /** Reload when a policy file or the config file changes (default true). */
+  watch?: boolean;
+  watchDebounceMs?: number;
+  /** Reload on SIGHUP (default true). */
+  sighup?: boolean;
+}
+
+export interface GateModule extends Module {
+  /** What SIGHUP does: load the policy again; a broken one keeps the serving revision. */
+  reload(): Promise<ReloadOutcome>;
+  status(): PolicyStatus | undefined;
+  service(): Gate | undefined;
+}
+
+interface Parts {
+  holder: PolicyHolder;
+  incidents: IncidentStore;
+  signer: CapabilitySigner | undefined;
+  gate: Gate;
+}
+
+/**
+ * The policy gate: loads and reloads the policy, sets `services.gate`, and serves
+ * `POST /v1/gate/evaluate`, `POST /v1/capabilities/verify`, `GET /v1/policy` and the incident API.
+ */
+export function gateModule(opts: GateModuleOptions = {}): GateModule {
+  let parts: Parts | undefined;
+  let watcher: FileWatch | undefined;
+  let onHup: (() => void) | undefined;
+  let loadedOnce = false;
+  let watched = (): string[] => [];
+
+  const ensure = (s: Services): Parts => {
+    if (parts) return parts;
+    const holder = new PolicyHolder({
+      sources: () => (opts.sources ?? configPolicySources)(s),
+      emit: (e) => s.emit(e),
+      logger: s.logger,
+      now: s.now,
+    });
+    const incidents = new IncidentStore(s.db);
+    const key =
+      opts.signerKey === undefined
+        ? deriveCapabilityKey(
+            resolveVaultKey(s.config.vault.key_env, join(resolve(s.config.data_dir), 'vault.key')).key,
+          )
+        : opts.signerKey;
+    // The TTL is left to the serving policy's `gate.capability_ttl_seconds`, so a reload can change it.
+    const signer = key ? { keys: [key] } : undefined;
+    parts = { holder, incidents, signer, gate: new Gate({ s, holder, incidents, signer }) };
+    return parts;
+  };
+  const running = (): Parts => {
+    if (!parts) throw new AppError('not_ready', 'the gate module has not started');
+    return parts;
+  };
+
+  const reload = async (): Promise<ReloadOutcome> => {
+    const p = running();
+    const outcome = await p.holder.reload(loadedOnce ? 'manual' : 'start');
+    watcher?.update(watched());
+    return outcome;
+  };
+
+  return {
+    name: 'gate',
+    reload,
+    status: () => parts?.holder.status(),
+    service: () => parts?.gate,
+    routes(app, s) {
+      ensure(s);
+      gateRoutes(app, s, {
+        gate: () => running().gate,
+        holder: running().holder,
+        incidents: () => running().incidents,
+        signer: () => running().signer,
+      });
+      incidentRoutes(app, s, () => running().incidents);
+    },
+    async start(s) {
+      const p = ensure(s);
+      await p.holder.reload('start');
+      loadedOnce = true;
+      s.gate = p.gate;
+      const extra = existsSync(s.configSource) ? [s.configSource] : [];
+      watched = () => [...extra, ...p.holder.watchedFiles()];
+      const list = watched;
+      if (opts.watch !== false) {
+        watcher = watchFiles(() => {
+          void p.holder.reload('watch').then(() => watcher?.update(list()));
+        }, opts.watchDebounceMs ?? DEFAULT_WATCH_DEBOUNCE_MS);
+        watcher.update(list());
+      }
+      if (opts.sighup !== false) {
+        onHup = () => {
+          void p.holder.reload('sighup').then(() => watcher?.update(list()));
+        };
+        process.on('SIGHUP', onHup);
+      }
+    },
+    stop() {
+      watcher?.close();
+      watcher = undefined;
+      if (onHup) process.off('SIGHUP', onHup);
+      onHup = undefined;
+    },
+    notReady() {
+      if (!parts || !loadedOnce) return undefined;
+      const st = parts.holder.status();
+      // Only a gate that never loaded is not ready; a broken reload keeps the old revision serving.
+      if (st.revision === 'none') return `no policy loaded: ${st.last_error ?? 'unknown reason'}`;
+      return undefined;
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import type { Envelope, EnvelopeInput } from '../../envelope/index.js';
+import { causedBy as causedByEvent } from '../../envelope/index.js';
+import type { GateDecision } from '../../server/ports.js';
+import type { Trace } from '../evaluate.js';
+
+/** What the log says about one evaluation; the raw input is in the vault, never in a summary. */
+export interface DecisionFacts {
+  decision: GateDecision;
+  trace: Trace;
+  tool: string;
+  action: string | null;
+  resource: string | null;
+  /** Set when the evaluation was the re-check of an approved plan. */
+  approved_plan_digest?: string;
+}
+
+/** deny → denied; defer and require_approval → deferred (the call waits); allow and modify → authorized. */
+export function decisionEventType(d: GateDecision['decision']): EnvelopeInput['type'] {
+  if (d === 'deny') return 'agent.tool.denied';
+  if (d === 'defer' || d === 'require_approval') return 'agent.tool.deferred';
+  return 'agent.tool.authorized';
+}
+
+/**
+ * The events that follow `agent.tool.requested`, all caused by it: the decision, then (modify) the
+ * rewrite, then (allow, modify, approved) the capability. Pure: the caller appends them in one
+ * transaction. `modifiedRef` is the vault entry holding the original and the replacement input.
+ */
+export function decisionEvents(
+  cause: Envelope | { task_id: string | null; session_id: string | null },
+  f: DecisionFacts,
+  modifiedRef?: { ref: string; digest: string },
+): EnvelopeInput[] {
+  // The re-check of an approved plan has no event in hand; its events are roots that name the task.
+  const causedBy = (e: EnvelopeInput): EnvelopeInput =>
+    'event_id' in cause ? causedByEvent(cause, e) : { ...e, execution: { ...cause } };
+  const d = f.decision;
+  const subject = { tool: f.tool, action: f.action, resource_ref: f.resource };
+  const policy = { revision: d.policy_revision, risk: f.trace.risk };
+  const out: EnvelopeInput[] = [
+    causedBy({
+      type: decisionEventType(d.decision),
+      subject,
+      policy,
+      redacted_summary: {
+        decision: d.decision,
+        reason_code: d.reason_code,
+        policy_revision: d.policy_revision,
+        plan_digest: d.plan_digest,
+        matched_rules: d.matched_rules,
+        constraints: d.constraints,
+        ...(d.approval_id ? { approval_id: d.approval_id } : {}),
+        ...(d.capability ? { capability_id: d.capability.id } : {}),
+        ...(d.tags ? { tags: d.tags } : {}),
+        ...(f.trace.errors.length > 0 ? { rule_errors: f.trace.errors.map((e) => e.rule_id) } : {}),
+        ...(f.approved_plan_digest ? { approved_plan_digest: f.approved_plan_digest } : {}),
+      },
+    }),
+  ];
+  const m = f.trace.modify;
+  if (m) {
+    out.push(
+      causedBy({
+        type: 'agent.tool.modified',
+        subject,
+        policy,
+        ...(modifiedRef ? { payload_ref: modifiedRef.ref, payload_digest: modifiedRef.digest } : {}),
+        redacted_summary: {
+          rule_id: m.rule_id,
+          original_plan_digest: f.trace.original_plan_digest,
+          plan_digest: d.plan_digest,
+          changed_keys: changedKeys(m.original, m.replacement),
+        },
+      }),
+    );
+  }
+  if (d.capability) {
+    out.push(
+      causedBy({
+        type: 'agent.capability.issued',
+        subject,
+        policy,
+        // The token is a bearer credential: the log keeps its id and binding, never the token.
+        redacted_summary: {
+          capability_id: d.capability.id,
+          expires_at: d.capability.expires_at,
+          plan_digest: d.plan_digest,
+          policy_revision: d.policy_revision,
+        },
+      }),
+    );
+  }
+  return out;
+}
+
+function changedKeys(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  return [...keys].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
+}

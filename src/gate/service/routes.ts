@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { parseId } from '../../envelope/index.js';
+import { AppError } from '../../errors/index.js';
+import { requireRole } from '../../server/auth.js';
+import { readJson } from '../../server/body.js';
+import type { App, Services } from '../../server/module.js';
+import type { GateIntent } from '../../server/ports.js';
+import { verifyCapability } from '../capability.js';
+import { DEFAULT_CLOCK_SKEW_SECONDS, GATE_RUNTIMES } from '../config.js';
+import type { CapabilitySigner } from '../types.js';
+import type { PolicyHolder } from './holder.js';
+import type { IncidentStore } from './incidents-store.js';
+import type { Gate } from './service.js';
+
+const jsonObject = z.record(z.string(), z.unknown());
+const taskId = z.string().refine((v) => parseId('task', v) !== undefined, 'not a task id (tsk_…)');
+
+/** `POST /v1/gate/evaluate`: one intent; unknown fields are a 400, not a silently ignored typo. */
+export const evaluateBodySchema = z.strictObject({
+  tool: z.string().min(1).max(200),
+  input: jsonObject,
+  action: z.string().min(1).max(500).optional(),
+  resource: z.string().min(1).max(2000).optional(),
+  task_id: taskId.optional(),
+  session_id: z.string().min(1).max(200).optional(),
+  runtime: z.enum(GATE_RUNTIMES).optional(),
+});
+
+const planSchema = z.strictObject({
+  tool: z.string().min(1).max(200),
+  input: jsonObject,
+  action: z.string().min(1).max(500).nullable().optional(),
+  resource: z.string().min(1).max(2000).nullable().optional(),
+});
+
+export const verifyBodySchema = z.strictObject({
+  token: z.string().min(1).max(16_384),
+  plan: planSchema,
+  expect: z
+    .strictObject({ tenant: z.string().min(1).max(200).optional(), task: taskId.nullable().optional() })
+    .optional(),
+});
+
+export interface GateRouteDeps {
+  gate: () => Gate;
+  holder: PolicyHolder;
+  incidents: () => IncidentStore;
+  signer: () => CapabilitySigner | undefined;
+}
+
+export function gateRoutes(app: App, s: Services, d: GateRouteDeps): void {
+  app.post('/v1/gate/evaluate', requireRole(s.keys, 'agent', 'admin'), async (c) => {
+    const body = await readJson(c, evaluateBodySchema, s.config.server.body_limit_bytes);
+    const principal = c.get('principal');
+    // A task-scoped key speaks for its task only; the body may repeat it, never name another.
+    if (principal.task_id && body.task_id && body.task_id !== principal.task_id) {
+      throw new AppError('forbidden', 'this key is bound to another task');
+    }
+    const task = principal.task_id ?? body.task_id;
+    const intent: GateIntent = { tool: body.tool, input: body.input };
+    if (body.action !== undefined) intent.action = body.action;
+    if (body.resource !== undefined) intent.resource = body.resource;
+    if (body.session_id !== undefined) intent.session_id = body.session_id;
+    if (body.runtime !== undefined) intent.runtime = body.runtime;
+    if (task) {
+      intent.task_id = task;
+      // Every intent is a step, as every hook with an intent is: `task.steps` counts this call too.
+      await s.tasks?.touch(task, {
+        step: true,
+        ...(body.session_id ? { session_id: body.session_id } : {}),
+        ...(body.runtime ? { runtime: body.runtime } : {}),
+      });
+    }
+    return c.json(await d.gate().evaluate(intent, { principal }));
+  });
+
+  app.post('/v1/capabilities/verify', requireRole(s.keys, 'admin', 'agent', 'approver'), async (c) => {
+    const body = await readJson(c, verifyBodySchema, s.config.server.body_limit_bytes);
+    const signer = d.signer();
+    const expect: { tenant?: string; task?: string | null } = {};
+    if (body.expect?.tenant !== undefined) expect.tenant = body.expect.tenant;
+    if (body.expect?.task !== undefined) expect.task = body.expect.task;
+    const incidents = d.incidents();
+    const checked = await verifyCapability(body.token, {
+      keys: signer?.keys ?? [],
+      plan: body.plan,
+      now: new Date(s.now()),
+      clock_skew_seconds: d.holder.current()?.options.clock_skew_seconds ?? DEFAULT_CLOCK_SKEW_SECONDS,
+      expect,
+      isRevoked: (claims) => incidents.isRevoked(claims),
+    });
+    return c.json(
+      checked.ok ? { valid: true, claims: checked.claims } : { valid: false, reason: checked.reason },
+    );
+  });
+
+  app.get('/v1/policy', requireRole(s.keys, 'admin'), (c) => c.json(d.holder.status()));
+}

@@ -1,0 +1,238 @@
+import type { Envelope, EnvelopeInput } from '../../envelope/index.js';
+import { causedBy, isId } from '../../envelope/index.js';
+import type { Principal, Services } from '../../server/module.js';
+import type { GateContext, GateDecision, GateIntent, GateService } from '../../server/ports.js';
+import type { Db } from '../../store/port.js';
+import { evaluateApproved } from '../approved.js';
+import { DEFAULT_EVENT_TYPE, type Evaluation, evaluateWithTrace } from '../evaluate.js';
+import type { CapabilitySigner, GateContext as EngineContext, Intent, TaskFacts } from '../types.js';
+import type { PolicyHolder } from './holder.js';
+import type { IncidentStore } from './incidents-store.js';
+import { decisionEvents } from './record.js';
+
+const DAY_MS = 86_400_000;
+/** The approver reads `action`; a command longer than this is cut (the full plan is in the approval). */
+const ACTION_PREVIEW_CHARS = 200;
+
+export interface GateDeps {
+  s: Services;
+  holder: PolicyHolder;
+  incidents: IncidentStore;
+  /** Undefined: decisions carry no capability (and verify answers UNKNOWN_KEY). */
+  signer: CapabilitySigner | undefined;
+}
+
+/**
+ * The gate behind `services.gate`: gathers the facts the engine needs (task, budgets, freeze, key),
+ * decides, creates the approval a `require_approval` asks for, and writes it all to the log.
+ */
+export class Gate implements GateService {
+  constructor(private readonly d: GateDeps) {}
+
+  evaluate(intent: GateIntent, ctx: GateContext): Promise<GateDecision> {
+    return this.run(intent, ctx);
+  }
+
+  /** The re-check when a person approved `planDigest`; never creates another approval. */
+  evaluateApproved(intent: GateIntent, ctx: GateContext, planDigest: string): Promise<GateDecision> {
+    return this.run(intent, ctx, planDigest);
+  }
+
+  private async run(intent: GateIntent, ctx: GateContext, approvedDigest?: string): Promise<GateDecision> {
+    const { s } = this.d;
+    const compiled = this.d.holder.current();
+    const now = new Date(s.now());
+    const tenant = s.config.tenant.id;
+    const taskId = intent.task_id ?? ctx.principal.task_id ?? null;
+    const task = await this.taskFacts(taskId, now);
+    const engineIntent: Intent = {
+      tool: intent.tool,
+      input: intent.input,
+      action: intent.action ?? null,
+      resource: intent.resource ?? null,
+      runtime: intent.runtime ?? null,
+      event_type: intent.event_type ?? ctx.cause?.type ?? DEFAULT_EVENT_TYPE,
+    };
+    const engineCtx: EngineContext = {
+      now,
+      tenant_id: tenant,
+      agent_id: ctx.principal.name,
+      task,
+      budgets: { steps: task.steps ?? 0, wall_time_seconds: task.wall_time_seconds ?? 0 },
+      frozen: await this.d.incidents.isFrozen(tenant, ctx.principal.name),
+      envelope: ctx.cause ?? previewEnvelope(engineIntent, ctx.principal, tenant, taskId, intent.session_id),
+      ...(this.d.signer ? { signer: this.d.signer } : {}),
+    };
+    const evaluation =
+      approvedDigest === undefined
+        ? evaluateWithTrace(compiled, engineIntent, engineCtx)
+        : evaluateApproved(compiled, engineIntent, engineCtx, approvedDigest);
+    let decision: GateDecision = { ...evaluation.decision };
+    if (evaluation.trace.policy_unavailable) decision.tags = ['policy_unavailable'];
+
+    if (approvedDigest !== undefined) {
+      const root = { task_id: taskId, session_id: intent.session_id ?? null };
+      await this.record(root, evaluation, decision, engineIntent, approvedDigest);
+      return decision;
+    }
+    const requested = await this.requested(engineIntent, intent, ctx, taskId, evaluation);
+    if (decision.decision === 'require_approval') {
+      decision = await this.askApproval(decision, intent, ctx.principal, taskId, requested);
+    }
+    await this.record(requested, evaluation, decision, engineIntent);
+    return decision;
+  }
+
+  private async taskFacts(taskId: string | null, now: Date): Promise<Partial<TaskFacts>> {
+    if (!taskId || !isId('task', taskId) || !this.d.s.tasks)
+      return { id: taskId, steps: 0, wall_time_seconds: 0 };
+    const view = await this.d.s.tasks.get(taskId);
+    if (!view) return { id: taskId, steps: 0, wall_time_seconds: 0 };
+    return {
+      id: view.id,
+      owner: view.owner,
+      steps: view.steps,
+      wall_time_seconds: Math.max(0, Math.floor((now.getTime() - Date.parse(view.created_at)) / 1000)),
+    };
+  }
+
+  /** `agent.tool.requested`, unless the caller's event already is one; the raw input goes to the vault. */
+  private async requested(
+    intent: Intent,
+    raw: GateIntent,
+    ctx: GateContext,
+    taskId: string | null,
+    evaluation: Evaluation,
+  ): Promise<Envelope> {
+    const cause = ctx.cause;
+    if (cause?.type === 'agent.tool.requested') return cause;
+    const { s } = this.d;
+    return s.db.tx(async (tx) => {
+      const stored =
+        cause?.payload_ref && cause.payload_digest
+          ? { ref: cause.payload_ref, digest: cause.payload_digest }
+          : await this.seal(tx, {
+              tool: intent.tool,
+              action: intent.action,
+              resource: intent.resource,
+              input: intent.input,
+            });
+      const input: EnvelopeInput = {
+        type: 'agent.tool.requested',
+        actor: { agent_id: ctx.principal.name },
+        runtime: { kind: intent.runtime ?? null },
+        execution: { task_id: taskId, session_id: raw.session_id ?? null },
+        subject: { tool: intent.tool, action: intent.action ?? null, resource_ref: intent.resource ?? null },
+        policy: { revision: evaluation.decision.policy_revision, risk: evaluation.trace.risk },
+        payload_ref: stored.ref,
+        payload_digest: stored.digest,
+        redacted_summary: {
+          plan_digest: evaluation.trace.original_plan_digest,
+          input_keys: Object.keys(intent.input).slice(0, 50),
+        },
+      };
+      return s.emit(cause ? causedBy(cause, input) : input, tx);
+    });
+  }
+
+  private async askApproval(
+    decision: GateDecision,
+    intent: GateIntent,
+    principal: Principal,
+    taskId: string | null,
+    cause: Envelope,
+  ): Promise<GateDecision> {
+    const approvals = this.d.s.approvals;
+    if (!approvals) {
+      // Nobody could ever approve: waiting would be a deny that takes longer.
+      return { ...decision, decision: 'deny', reason_code: 'APPROVALS_UNAVAILABLE' };
+    }
+    let view: Awaited<ReturnType<typeof approvals.request>>;
+    try {
+      view = await approvals.request({
+        action: actionText(intent),
+        reason: decision.reason_code,
+        plan: {
+          tool: intent.tool,
+          input: intent.input,
+          ...(intent.action !== undefined ? { action: intent.action } : {}),
+          ...(intent.resource !== undefined ? { resource: intent.resource } : {}),
+        },
+        ...(taskId ? { task_id: taskId } : {}),
+        ...(intent.session_id ? { session_id: intent.session_id } : {}),
+        requested_by: principal,
+        cause,
+      });
+    } catch (err) {
+      this.d.s.logger.error({ err, tool: intent.tool }, 'gate: could not create the approval; denying');
+      return { ...decision, decision: 'deny', reason_code: 'APPROVALS_UNAVAILABLE' };
+    }
+    return { ...decision, approval_id: view.id };
+  }
+
+  private async record(
+    cause: Envelope | { task_id: string | null; session_id: string | null },
+    evaluation: Evaluation,
+    decision: GateDecision,
+    plan: Intent,
+    approved?: string,
+  ): Promise<void> {
+    const { s } = this.d;
+    await s.db.tx(async (tx) => {
+      const m = evaluation.trace.modify;
+      const modifiedRef = m
+        ? await this.seal(tx, { original: m.original, replacement: m.replacement })
+        : undefined;
+      const events = decisionEvents(
+        cause,
+        {
+          decision,
+          trace: evaluation.trace,
+          tool: plan.tool,
+          action: plan.action ?? null,
+          resource: plan.resource ?? null,
+          ...(approved ? { approved_plan_digest: approved } : {}),
+        },
+        modifiedRef,
+      );
+      for (const e of events) await s.emit(e, tx);
+    });
+  }
+
+  private seal(tx: Db, value: unknown) {
+    const { s } = this.d;
+    return s.vault.put(JSON.stringify(value), {
+      tenantId: s.config.tenant.id,
+      ttlMs: s.config.vault.retention_days * DAY_MS,
+      db: tx,
+    });
+  }
+}
+
+/** What the approver reads first: the tool, and the command or path when the input has one. */
+export function actionText(intent: GateIntent): string {
+  const input = intent.input;
+  const detail = [input['command'], input['file_path'], input['url']].find((v) => typeof v === 'string');
+  const head = intent.action ? `${intent.tool} ${intent.action}` : intent.tool;
+  const target = intent.resource ? ` on ${intent.resource}` : '';
+  const text = typeof detail === 'string' ? `${head}${target}: ${detail}` : `${head}${target}`;
+  return text.length > ACTION_PREVIEW_CHARS ? `${text.slice(0, ACTION_PREVIEW_CHARS - 1)}…` : text;
+}
+
+/** What CEL sees as `envelope` when the intent came over the API and has no event yet. */
+function previewEnvelope(
+  intent: Intent,
+  principal: Principal,
+  tenant: string,
+  taskId: string | null,
+  sessionId: string | undefined,
+): Record<string, unknown> {
+  return {
+    type: intent.event_type ?? DEFAULT_EVENT_TYPE,
+    tenant_id: tenant,
+    actor: { user_id: null, agent_id: principal.name },
+    runtime: { kind: intent.runtime ?? null, adapter_version: null },
+    execution: { task_id: taskId, session_id: sessionId ?? null },
+    subject: { tool: intent.tool, action: intent.action ?? null, resource_ref: intent.resource ?? null },
+  };
+}
