@@ -329,6 +329,41 @@ describe.each(await dialects())('POST /v1/progress on %s', (dialect) => {
     expect((await post({ stage: 'done', summary: 'x' }, auth('admin'))).status).toBe(403);
   });
 
+  it('sends to the fallback channel once, after the configured number of failed attempts', async () => {
+    const { services, seen } = await start({
+      routes: [{ match: 'true', channels: ['phone'], fallback: ['partner'], fallback_after: 2 }],
+    });
+    services.relay.start();
+    await post({ stage: 'failed', summary: 'prod deploy failed' });
+    expect(seen.map((s) => s.destination)).toEqual(['phone']);
+    const failure = (
+      attempt: number,
+      type: 'integration.delivery.failed' | 'integration.delivery.dead' = 'integration.delivery.failed',
+    ) =>
+      services.emit({
+        type,
+        causation_id: seen[0]!.eventId,
+        subject: { resource_ref: 'dlv_1' },
+        redacted_summary: { attempt, outcome: 'retry' },
+      });
+    await failure(1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(seen).toHaveLength(1);
+    await failure(2);
+    for (let i = 0; i < 100 && seen.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(seen[1]).toMatchObject({ destination: 'partner', priority: 'high' });
+    expect(seen[1]?.message).toMatchObject({ summary: 'prod deploy failed', stage: 'failed' });
+    await failure(3);
+    await failure(4, 'integration.delivery.dead');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(seen).toHaveLength(2);
+    const sent = await events('agent.notification.sent');
+    expect(sent.at(-1)?.redacted_summary).toMatchObject({
+      destinations: ['partner'],
+      fallback_for: { destination: 'phone', delivery_id: 'dlv_1' },
+    });
+  });
+
   it('announces a requested approval on the priority lane, and a stalled task to its owner', async () => {
     const { services, seen } = await start();
     services.relay.start();

@@ -20,6 +20,7 @@ export const DIGEST_POLL_MS = 1000;
 /** Subscriber names key the inbox: renaming one makes it see old events again. */
 const APPROVAL_SUBSCRIBER = 'notify.approval-requested';
 const STALLED_SUBSCRIBER = 'notify.task-stalled';
+const FALLBACK_SUBSCRIBER = 'notify.delivery-fallback';
 
 interface ApprovalLinkSource {
   approvalLinks?(
@@ -87,6 +88,14 @@ export function notifyModule(opts: NotifyModuleOptions = {}): NotifyModule {
         name: STALLED_SUBSCRIBER,
         accepts: (t) => t === 'agent.task.stalled',
         handle: (event) => announceStalled(services, n, event, locale),
+      });
+      services.relay.subscribe({
+        name: FALLBACK_SUBSCRIBER,
+        accepts: (t) =>
+          t === 'integration.delivery.failed' ||
+          t === 'integration.delivery.dead' ||
+          t === 'integration.delivery.blocked',
+        handle: (event) => n.onDeliveryFailure(event),
       });
       timer = setInterval(() => {
         flushing = n

@@ -203,14 +203,83 @@ export class Notifier {
     }
     for (const t of targets) {
       const shown = external.includes(t.channel) ? redactForExternal(message, this.cfg.aliases) : message;
-      await deliveries.enqueue(tx, {
+      const { id } = await deliveries.enqueue(tx, {
         eventId: event.event_id,
         destination: t.channel,
         message: shown,
         priority: lane,
       });
+      const fallback = t.fallback.filter((f) => this.channels.has(f) && f !== t.channel);
+      if (fallback.length > 0) {
+        await tx.query(
+          q.insertFallback(
+            {
+              delivery_id: id,
+              sent_event_id: event.event_id,
+              destination: t.channel,
+              fallback: JSON.stringify(fallback),
+              after_failures: t.fallback_after,
+              lane,
+              message: JSON.stringify(draft),
+            },
+            this.s.now(),
+          ),
+        );
+      }
     }
     return { kind: 'enqueued', destinations, event };
+  }
+
+  /**
+   * A failed attempt of a delivery whose route names fallback channels: once it has failed
+   * `fallback_after` times (or is dead), the same message goes to the fallback channels, once.
+   */
+  async onDeliveryFailure(event: Envelope): Promise<void> {
+    const deliveryId = event.subject.resource_ref;
+    const deliveries = this.s.deliveries;
+    if (!deliveryId || !deliveries) return;
+    const attempt = Number(event.redacted_summary.attempt ?? 0);
+    const dead = event.type !== 'integration.delivery.failed';
+    await this.s.db.tx(async (tx) => {
+      const [row] = await tx.query<{ after_failures: number; fired_at: number | null }>(
+        q.getFallback(deliveryId),
+      );
+      if (!row || row.fired_at !== null) return;
+      if (!dead && attempt < Number(row.after_failures)) return;
+      const [fired] = await tx.query<q.FallbackRow>(q.fireFallback(deliveryId, this.s.now()));
+      if (!fired) return;
+      const draft = JSON.parse(fired.message) as Draft;
+      const fallback = JSON.parse(fired.fallback) as string[];
+      const lane = fired.lane === 'high' ? 'high' : 'normal';
+      const sent = await this.s.emit(
+        causedBy(event, {
+          type: 'agent.notification.sent',
+          redacted_summary: {
+            kind: draft.kind,
+            stage: draft.stage,
+            severity: draft.severity,
+            lane,
+            title: draft.title,
+            summary: draft.summary,
+            destinations: fallback,
+            fallback_for: {
+              destination: fired.destination,
+              delivery_id: deliveryId,
+              sent_event_id: fired.sent_event_id,
+            },
+          },
+        }),
+        tx,
+      );
+      for (const destination of fallback) {
+        const shown: Message = { ...draft, eventId: sent.event_id };
+        const message = this.cfg.external_channels.includes(destination)
+          ? redactForExternal(shown, this.cfg.aliases)
+          : shown;
+        await deliveries.enqueue(tx, { eventId: sent.event_id, destination, message, priority: lane });
+      }
+    });
+    this.s.log.notify();
   }
 
   /** Sends every digest whose merge window has closed; returns how many were sent. */

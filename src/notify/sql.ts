@@ -38,3 +38,47 @@ export function dueScopes(now: number, limit: number) {
     values: [now, limit],
   };
 }
+
+export interface FallbackRow {
+  delivery_id: string;
+  sent_event_id: string;
+  destination: string;
+  fallback: string;
+  after_failures: number;
+  lane: string;
+  message: string;
+  fired_at: number | null;
+}
+
+export function insertFallback(r: Omit<FallbackRow, 'fired_at'>, now: number) {
+  return {
+    text: `INSERT INTO notify_fallbacks (delivery_id, sent_event_id, destination, fallback, after_failures, lane, message, fired_at, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8) ON CONFLICT (delivery_id) DO NOTHING`,
+    values: [
+      r.delivery_id,
+      r.sent_event_id,
+      r.destination,
+      r.fallback,
+      r.after_failures,
+      r.lane,
+      r.message,
+      now,
+    ],
+  };
+}
+
+/** Claims the fallback once: only the first caller gets the row back. */
+export function fireFallback(deliveryId: string, now: number) {
+  return {
+    text: `UPDATE notify_fallbacks SET fired_at = $2 WHERE delivery_id = $1 AND fired_at IS NULL
+           RETURNING delivery_id, sent_event_id, destination, fallback, after_failures, lane, message, fired_at`,
+    values: [deliveryId, now],
+  };
+}
+
+export function getFallback(deliveryId: string) {
+  return {
+    text: 'SELECT after_failures, fired_at FROM notify_fallbacks WHERE delivery_id = $1',
+    values: [deliveryId],
+  };
+}
