@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -181,8 +181,11 @@ describe.each(await dialects())('MCP over Streamable HTTP at /mcp on %s', (diale
 
 /** `switchboard mcp` as a runtime launches it; main.ts may not declare the command yet, so run() is imported directly then. */
 function stdioCommand(): { command: string; args: string[] } {
-  const main = readFileSync(CLI, 'utf8');
-  if (/command\(['"]mcp['"]\)/.test(main)) return { command: process.execPath, args: [CLI, 'mcp'] };
+  const program = join(ROOT, 'dist/cli/program.js');
+  const declared = [CLI, program].some(
+    (f) => existsSync(f) && /command\(['"]mcp['"]\)/.test(readFileSync(f, 'utf8')),
+  );
+  if (declared) return { command: process.execPath, args: [CLI, 'mcp'] };
   const entry = pathToFileURL(join(ROOT, 'dist/cli/mcp.js')).href;
   return {
     command: process.execPath,
