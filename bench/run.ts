@@ -1,6 +1,8 @@
 import { cpus } from 'node:os';
 import { benchAppend, benchIdleMemory } from './core.js';
+import { benchDelivery } from './delivery.js';
 import { benchGate } from './gate.js';
+import { benchHooks } from './hooks.js';
 import { benchIngress } from './ingress.js';
 
 /**
@@ -12,6 +14,8 @@ const SECTIONS: Record<string, () => Promise<string[]>> = {
   memory: benchIdleMemory,
   gate: benchGate,
   ingress: benchIngress,
+  delivery: benchDelivery,
+  hooks: benchHooks,
 };
 
 const only = process.argv.slice(2);

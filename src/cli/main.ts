@@ -1,92 +1,18 @@
 #!/usr/bin/env node
-import { Command } from 'commander';
-import { fail } from './output.js';
-
-// Subcommands load their modules lazily, so `switchboard hook` does not pay for the server's imports.
-const program = new Command()
-  .name('switchboard')
-  .description('Self-hosted control plane between AI agents and the world.')
-  .version('0.1.0')
-  .showHelpAfterError('(run with --help for usage)')
-  .configureOutput({ outputError: (str, write) => write(str) });
-
-program
-  .command('serve')
-  .description('start the gateway (SQLite in the data dir unless SWITCHBOARD_DATABASE_URL is set)')
-  .option(
-    '-c, --config <path>',
-    'config file (default: $SWITCHBOARD_CONFIG, else ./switchboard.yaml if present)',
-  )
-  .option('--host <host>', 'listen address (overrides server.host and SWITCHBOARD_HOST)')
-  .option('--port <port>', 'listen port (overrides server.port and SWITCHBOARD_PORT)')
-  .action(async (opts) => (await import('./serve.js')).run(opts));
-
-program
-  .command('init')
-  .description('write a fully commented switchboard.yaml to start from')
-  .option('-o, --output <path>', 'where to write it', 'switchboard.yaml')
-  .option('-f, --force', 'overwrite an existing file')
-  .action(async (opts) => (await import('./init.js')).run(opts));
-
-program
-  .command('doctor')
-  .description('check the config, the store, keys, channels and sources; exits 1 when something needs fixing')
-  .option('-c, --config <path>', 'config file')
-  .action(async (opts) => (await import('./doctor.js')).run(opts));
-
-const audit = program.command('audit').description('the hash-chained event log');
-audit
-  .command('verify')
-  .description('recompute the whole hash chain; names the first edited, deleted or reordered event')
-  .option('-c, --config <path>', 'config file')
-  .action(async (opts) => (await import('./audit.js')).verify(opts));
-
-const events = program.command('events').description('read the event log');
-events
-  .command('tail')
-  .description('print the newest events, and with --follow keep printing new ones')
-  .option('-c, --config <path>', 'config file')
-  .option('-n, --lines <n>', 'how many recent events to print first', '20')
-  .option('-f, --follow', 'keep watching for new events')
-  .option('--type <type>', 'only this type (a trailing .* matches a prefix, e.g. agent.tool.*)')
-  .option('--task <id>', 'only events of this task')
-  .option('--correlation <id>', 'only events with this correlation id')
-  .option('--json', 'one JSON envelope per line')
-  .action(async (opts) => (await import('./events.js')).tail(opts));
-
-const approvalsCmd = program
-  .command('approvals')
-  .description('list and decide approvals (talks to the gateway at SWITCHBOARD_URL with SWITCHBOARD_KEY)');
-approvalsCmd
-  .command('list')
-  .description('one line per approval')
-  .option('--state <state>', 'pending, approved, rejected, expired or all', 'pending')
-  .option('--json', 'one JSON object per line')
-  .action(async (opts) => (await import('./approvals.js')).list(opts));
-approvalsCmd
-  .command('approve <id>')
-  .description('approve an approval')
-  .option('--comment <text>', 'recorded with the decision')
-  .option('--json', 'print the approval as JSON')
-  .action(async (id, opts) => (await import('./approvals.js')).approve(id, opts));
-approvalsCmd
-  .command('reject <id>')
-  .description('reject an approval')
-  .option('--comment <text>', 'recorded with the decision')
-  .option('--json', 'print the approval as JSON')
-  .action(async (id, opts) => (await import('./approvals.js')).reject(id, opts));
-
-const ingress = program.command('ingress').description('webhook ingress');
-ingress
-  .command('replay <delivery>')
-  .description(
-    're-run admission under the current config for a stored delivery (new work; never reuses approvals or capabilities)',
-  )
-  .option('--source <name>', 'the source, when two sources stored this delivery id')
-  .option('--url <url>', 'gateway URL (default $SWITCHBOARD_URL, else http://127.0.0.1:8787)')
-  .option('--json', 'print the result as JSON')
-  .action(async (id, opts) => {
-    await (await import('./ingress.js')).replay(id, opts);
-  });
-
-program.parseAsync(process.argv).catch(fail);
+/**
+ * The `switchboard` binary. `switchboard hook <runtime>` runs on every tool call of an agent, so it
+ * skips commander and the rest of the CLI: it loads the bundled bridge (dist/hook.mjs, node: modules
+ * only) and nothing else. Every other command goes through program.ts.
+ */
+const [command, runtime] = process.argv.slice(2);
+if (command === 'hook' && runtime && !runtime.startsWith('-')) {
+  process.argv.splice(2, 1); // the bridge reads `<runtime> [json]` from argv[2…]
+  try {
+    await import(new URL('../hook.mjs', import.meta.url).href);
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    await import('../hook/entry.js'); // not bundled (running from a plain tsc build)
+  }
+} else {
+  await import('./program.js');
+}

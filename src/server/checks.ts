@@ -7,6 +7,7 @@ import { deliveryConfigSchema } from '../delivery/config.js';
 import { egressAllowProblems } from '../delivery/ssrf.js';
 import { policyConfigSchema } from '../gate/config.js';
 import { checkIngressConfig } from '../ingress/config.js';
+import { hooksConfigSchema } from '../runtimes/http/config.js';
 import { tasksConfigSchema } from '../tasks/config.js';
 
 /**
@@ -39,6 +40,7 @@ export function moduleConfigChecks(): ConfigCheck[] {
     (c) => checkChannels(c.channels),
     sectionCheck('approvals', (c) => c.approvals, approvalsConfigSchema),
     sectionCheck('tasks', (c) => c.tasks, tasksConfigSchema),
+    sectionCheck('hooks', (c) => c.hooks, hooksConfigSchema),
     (c) => checkIngressConfig(c),
     sectionCheck(
       '',

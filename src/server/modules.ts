@@ -1,5 +1,7 @@
 import { approvalsModule } from '../approvals/module.js';
+import { deliveryModule } from '../delivery/module.js';
 import { ingressModule } from '../ingress/module.js';
+import { runtimesModule } from '../runtimes/module.js';
 import { tasksModule } from '../tasks/module.js';
 import { coreModule } from './core-routes.js';
 import type { Module } from './module.js';
@@ -11,8 +13,10 @@ import type { Module } from './module.js';
 export function allModules(): Module[] {
   const modules: Module[] = [];
   modules.push(coreModule(() => modules));
+  modules.push(deliveryModule());
   modules.push(approvalsModule());
   modules.push(tasksModule());
   modules.push(ingressModule());
+  modules.push(runtimesModule());
   return modules;
 }
