@@ -4,6 +4,7 @@ import { benchDelivery } from './delivery.js';
 import { benchGate } from './gate.js';
 import { benchHooks } from './hooks.js';
 import { benchIngress } from './ingress.js';
+import { benchNotify } from './notify.js';
 
 /**
  * `npm run bench`: every performance goal of the project, each printed beside a bare baseline
@@ -16,6 +17,7 @@ const SECTIONS: Record<string, () => Promise<string[]>> = {
   ingress: benchIngress,
   delivery: benchDelivery,
   hooks: benchHooks,
+  notify: benchNotify,
 };
 
 const only = process.argv.slice(2);

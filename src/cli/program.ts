@@ -152,4 +152,19 @@ dlq
     await (await import('./dlq.js')).replay(opts);
   });
 
+program
+  .command('mcp')
+  .description('MCP server on stdio; its tools call the gateway at SWITCHBOARD_URL with SWITCHBOARD_KEY')
+  .action(async () => (await import('./mcp.js')).run());
+
+program
+  .command('notify')
+  .description('report_progress for scripts (POST /v1/progress with SWITCHBOARD_KEY)')
+  .requiredOption('--stage <stage>', 'started|progress|blocked|awaiting_approval|done|failed')
+  .requiredOption('--summary <text>', 'at most 120 characters')
+  .option('--detail <text>', 'longer text')
+  .option('--artifact <url>', 'a link to the result')
+  .option('--severity <level>', 'info|warn|critical')
+  .action(async (opts) => (await import('./notify.js')).run(opts));
+
 program.parseAsync(process.argv).catch(fail);

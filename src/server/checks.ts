@@ -7,6 +7,7 @@ import { deliveryConfigSchema } from '../delivery/config.js';
 import { egressAllowProblems } from '../delivery/ssrf.js';
 import { policyConfigSchema } from '../gate/config.js';
 import { checkIngressConfig } from '../ingress/config.js';
+import { notifyConfigProblems } from '../notify/config.js';
 import { hooksConfigSchema } from '../runtimes/http/config.js';
 import { tasksConfigSchema } from '../tasks/config.js';
 
@@ -38,6 +39,7 @@ export function sectionCheck(prefix: string, pick: (c: Config) => unknown, schem
 export function moduleConfigChecks(): ConfigCheck[] {
   return [
     (c) => checkChannels(c.channels),
+    (c) => notifyConfigProblems({ routes: c.routes, notify: c.notify, channels: c.channels }),
     sectionCheck('approvals', (c) => c.approvals, approvalsConfigSchema),
     sectionCheck('tasks', (c) => c.tasks, tasksConfigSchema),
     sectionCheck('hooks', (c) => c.hooks, hooksConfigSchema),

@@ -1,6 +1,7 @@
 import { approvalsModule } from '../approvals/module.js';
 import { deliveryModule } from '../delivery/module.js';
 import { ingressModule } from '../ingress/module.js';
+import { notifyModule } from '../notify/module.js';
 import { runtimesModule } from '../runtimes/module.js';
 import { tasksModule } from '../tasks/module.js';
 import { coreModule } from './core-routes.js';
@@ -18,5 +19,6 @@ export function allModules(): Module[] {
   modules.push(tasksModule());
   modules.push(ingressModule());
   modules.push(runtimesModule());
+  modules.push(notifyModule());
   return modules;
 }
