@@ -72,14 +72,19 @@ export class Gate implements GateService {
 
     if (approvedDigest !== undefined) {
       const root = { task_id: taskId, session_id: intent.session_id ?? null };
-      await this.record(root, evaluation, decision, engineIntent, approvedDigest);
+      await s.db.tx((tx) => this.record(tx, root, evaluation, decision, engineIntent, approvedDigest));
       return decision;
     }
-    const requested = await this.requested(engineIntent, intent, ctx, taskId, evaluation);
-    if (decision.decision === 'require_approval') {
-      decision = await this.askApproval(decision, intent, ctx.principal, taskId, requested);
+    const ask = (tx: Db) => this.requested(tx, engineIntent, intent, ctx, taskId, evaluation);
+    if (decision.decision !== 'require_approval') {
+      // One transaction, so one commit (one fsync) per decision: the request and its answer together.
+      await s.db.tx(async (tx) => this.record(tx, await ask(tx), evaluation, decision, engineIntent));
+      return decision;
     }
-    await this.record(requested, evaluation, decision, engineIntent);
+    // The approval module writes its own transaction, caused by the request, so the request commits first.
+    const requested = await s.db.tx(ask);
+    decision = await this.askApproval(decision, intent, ctx.principal, taskId, requested);
+    await s.db.tx((tx) => this.record(tx, requested, evaluation, decision, engineIntent));
     return decision;
   }
 
@@ -98,6 +103,7 @@ export class Gate implements GateService {
 
   /** `agent.tool.requested`, unless the caller's event already is one; the raw input goes to the vault. */
   private async requested(
+    tx: Db,
     intent: Intent,
     raw: GateIntent,
     ctx: GateContext,
@@ -107,32 +113,30 @@ export class Gate implements GateService {
     const cause = ctx.cause;
     if (cause?.type === 'agent.tool.requested') return cause;
     const { s } = this.d;
-    return s.db.tx(async (tx) => {
-      const stored =
-        cause?.payload_ref && cause.payload_digest
-          ? { ref: cause.payload_ref, digest: cause.payload_digest }
-          : await this.seal(tx, {
-              tool: intent.tool,
-              action: intent.action,
-              resource: intent.resource,
-              input: intent.input,
-            });
-      const input: EnvelopeInput = {
-        type: 'agent.tool.requested',
-        actor: { agent_id: ctx.principal.name },
-        runtime: { kind: intent.runtime ?? null },
-        execution: { task_id: taskId, session_id: raw.session_id ?? null },
-        subject: { tool: intent.tool, action: intent.action ?? null, resource_ref: intent.resource ?? null },
-        policy: { revision: evaluation.decision.policy_revision, risk: evaluation.trace.risk },
-        payload_ref: stored.ref,
-        payload_digest: stored.digest,
-        redacted_summary: {
-          plan_digest: evaluation.trace.original_plan_digest,
-          input_keys: Object.keys(intent.input).slice(0, 50),
-        },
-      };
-      return s.emit(cause ? causedBy(cause, input) : input, tx);
-    });
+    const stored =
+      cause?.payload_ref && cause.payload_digest
+        ? { ref: cause.payload_ref, digest: cause.payload_digest }
+        : await this.seal(tx, {
+            tool: intent.tool,
+            action: intent.action,
+            resource: intent.resource,
+            input: intent.input,
+          });
+    const input: EnvelopeInput = {
+      type: 'agent.tool.requested',
+      actor: { agent_id: ctx.principal.name },
+      runtime: { kind: intent.runtime ?? null },
+      execution: { task_id: taskId, session_id: raw.session_id ?? null },
+      subject: { tool: intent.tool, action: intent.action ?? null, resource_ref: intent.resource ?? null },
+      policy: { revision: evaluation.decision.policy_revision, risk: evaluation.trace.risk },
+      payload_ref: stored.ref,
+      payload_digest: stored.digest,
+      redacted_summary: {
+        plan_digest: evaluation.trace.original_plan_digest,
+        input_keys: Object.keys(intent.input).slice(0, 50),
+      },
+    };
+    return s.emit(cause ? causedBy(cause, input) : input, tx);
   }
 
   private async askApproval(
@@ -171,6 +175,7 @@ export class Gate implements GateService {
   }
 
   private async record(
+    tx: Db,
     cause: Envelope | { task_id: string | null; session_id: string | null },
     evaluation: Evaluation,
     decision: GateDecision,
@@ -178,25 +183,23 @@ export class Gate implements GateService {
     approved?: string,
   ): Promise<void> {
     const { s } = this.d;
-    await s.db.tx(async (tx) => {
-      const m = evaluation.trace.modify;
-      const modifiedRef = m
-        ? await this.seal(tx, { original: m.original, replacement: m.replacement })
-        : undefined;
-      const events = decisionEvents(
-        cause,
-        {
-          decision,
-          trace: evaluation.trace,
-          tool: plan.tool,
-          action: plan.action ?? null,
-          resource: plan.resource ?? null,
-          ...(approved ? { approved_plan_digest: approved } : {}),
-        },
-        modifiedRef,
-      );
-      for (const e of events) await s.emit(e, tx);
-    });
+    const m = evaluation.trace.modify;
+    const modifiedRef = m
+      ? await this.seal(tx, { original: m.original, replacement: m.replacement })
+      : undefined;
+    const events = decisionEvents(
+      cause,
+      {
+        decision,
+        trace: evaluation.trace,
+        tool: plan.tool,
+        action: plan.action ?? null,
+        resource: plan.resource ?? null,
+        ...(approved ? { approved_plan_digest: approved } : {}),
+      },
+      modifiedRef,
+    );
+    for (const e of events) await s.emit(e, tx);
   }
 
   private seal(tx: Db, value: unknown) {

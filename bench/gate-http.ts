@@ -1,0 +1,156 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { approvalsModule } from '../src/approvals/module.js';
+import { parseConfig } from '../src/config/load.js';
+import { gateModule } from '../src/gate/module.js';
+import { coreModule } from '../src/server/core-routes.js';
+import { startServer } from '../src/server/serve.js';
+import { line } from './stats.js';
+
+const require = createRequire(import.meta.url);
+const AGENT_KEY = 'bench-agent-key-0123456789abcdef';
+/** The issue's target load: 1,000 requests per second, paced, not as fast as possible. */
+const RATE = Number(process.env.BENCH_GATE_HTTP_RATE ?? 1_000);
+const DURATION_S = Number(process.env.BENCH_GATE_HTTP_SECONDS ?? 10);
+/** Enough connections that a slow response does not hold the paced rate back. */
+const CONNECTIONS = 32;
+
+interface LoadResult {
+  ok: number;
+  non2xx: number;
+  errors: number;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+/** autocannon in a second process, paced with `overallRate`, so the generator never shares our event loop. */
+const LOADER = `
+const autocannon = require(process.env.AUTOCANNON);
+const [url, method, body, headersJson, rate, connections, duration] = process.argv.slice(2);
+autocannon({
+  url, method, body: body || undefined, headers: JSON.parse(headersJson),
+  connections: Number(connections), duration: Number(duration), overallRate: Number(rate),
+}, (err, r) => {
+  if (err) { console.error(err); process.exit(1); }
+  const l = r.latency;
+  process.stdout.write(JSON.stringify({ ok: r['2xx'], non2xx: r.non2xx, errors: r.errors,
+    rps: r['2xx'] / (r.duration || Number(duration)), p50: l.p50, p90: l.p90, p99: l.p99, max: l.max }));
+});`;
+
+async function load(dir: string, url: string, method: string, body: string, headers: Record<string, string>) {
+  const script = join(dir, 'loader.cjs');
+  writeFileSync(script, LOADER);
+  const args = [
+    script,
+    url,
+    method,
+    body,
+    JSON.stringify(headers),
+    String(RATE),
+    String(CONNECTIONS),
+    String(DURATION_S),
+  ];
+  const child = spawn(process.execPath, args, {
+    env: { PATH: process.env.PATH, AUTOCANNON: require.resolve('autocannon') },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`autocannon exited with ${code}`);
+  return JSON.parse(out) as LoadResult;
+}
+
+/** 60 Bash rules like bench/gate.ts's, so the CEL work per request is a realistic candidate set. */
+function bashRules(): unknown[] {
+  const words = ['rm -rf', 'push --force', 'curl', 'sudo', 'chmod 777', 'dd if=', 'mkfs', 'ssh', 'scp', 'nc'];
+  const kinds = ['deny', 'require_approval', 'defer', 'allow'];
+  return Array.from({ length: 60 }, (_, i) => ({
+    id: `bash-${i}`,
+    priority: i % 7,
+    match: { tools: ['Bash'] },
+    when:
+      i % 2 === 0
+        ? `input.command.contains("${words[i % 10]}${i}")`
+        : `input.command.startsWith("${words[i % 10]}") && task.steps > ${i}`,
+    decision: kinds[i % 4],
+    reason_code: `BASH_${i}`,
+  }));
+}
+
+/**
+ * `POST /v1/gate/evaluate` on a real server (SQLite, durable by default): each request decides an
+ * allowed Bash intent against 60 candidate rules, seals the input in the vault, appends requested,
+ * authorized and capability.issued, and signs a capability. Beside it, `GET /healthz` at the same rate.
+ */
+export async function benchGateHttp(): Promise<string[]> {
+  const out: string[] = [];
+  for (const sync of ['full', 'normal'] as const) out.push(...(await benchOne(sync)));
+  return out;
+}
+
+async function benchOne(sync: 'full' | 'normal'): Promise<string[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-gate-http-'));
+  const config = parseConfig({
+    data_dir: join(dir, 'data'),
+    server: { host: '127.0.0.1', port: 0 },
+    store: { sqlite_synchronous: sync },
+    log: { level: 'silent' },
+    auth: { keys: [{ name: 'bench', role: 'agent', key: AGENT_KEY }] },
+    rules: bashRules(),
+  });
+  const server = await startServer(config, {
+    modules: [
+      coreModule(() => []),
+      approvalsModule({ expiryWorker: false }),
+      gateModule({ watch: false, sighup: false }),
+    ],
+    logger: pino({ level: 'silent' }),
+    env: { SWITCHBOARD_VAULT_KEY: Buffer.alloc(32, 7).toString('base64') },
+    defaultMetrics: false,
+  });
+  const before = loadavg();
+  try {
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${AGENT_KEY}` };
+    const body = JSON.stringify({
+      tool: 'Bash',
+      input: { command: 'npm test', description: 'Run tests', timeout: 120000 },
+      runtime: 'claude-code',
+    });
+    const health = await load(dir, `${server.url}/healthz`, 'GET', '', {});
+    const ours = await load(dir, `${server.url}/v1/gate/evaluate`, 'POST', body, headers);
+    const after = loadavg();
+    const la = (l: number[]) => l.map((x) => x.toFixed(1)).join(' ');
+    return [
+      `gate over HTTP: paced ${RATE}/s for ${DURATION_S} s, ${CONNECTIONS} connections, autocannon in a second process; SQLite ${config.store.sqlite_synchronous}; load average ${la(before)} → ${la(after)}`,
+      line(
+        'GET /healthz (baseline)',
+        `${health.rps.toFixed(0)}/s`,
+        `p50 ${health.p50} ms, p99 ${health.p99} ms, max ${health.max} ms`,
+      ),
+      line(
+        'POST /v1/gate/evaluate (allow + capability)',
+        `${ours.rps.toFixed(0)}/s`,
+        `p50 ${ours.p50} ms, p90 ${ours.p90} ms, p99 ${ours.p99} ms, max ${ours.max} ms (target p99 < 5 ms)`,
+      ),
+      line('  2xx / non-2xx / errors', `${ours.ok} / ${ours.non2xx} / ${ours.errors}`),
+    ];
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// `npx tsx bench/gate-http.ts` runs this section alone.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const l of await benchGateHttp()) console.log(l);
+}
