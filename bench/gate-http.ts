@@ -118,6 +118,8 @@ async function benchOne(sync: 'full' | 'normal'): Promise<string[]> {
     env: { SWITCHBOARD_VAULT_KEY: Buffer.alloc(32, 7).toString('base64') },
     defaultMetrics: false,
   });
+  // Diagnosis: BENCH_GATE_RELAY=off measures the route alone, without the relay draining the outbox.
+  if (process.env.BENCH_GATE_RELAY === 'off') await server.services.relay.stop();
   const before = loadavg();
   try {
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${AGENT_KEY}` };
