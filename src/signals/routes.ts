@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { AppError } from '../errors/index.js';
+import { requireRole } from '../server/auth.js';
+import { readJson } from '../server/body.js';
+import type { App, Services } from '../server/module.js';
+import { readAway, switchAway, TENANT_OWNER } from './away.js';
+import type { SignalsConfig } from './config.js';
+
+const OWNER_MAX = 200;
+
+export const putAwaySchema = z.strictObject({
+  away: z.boolean(),
+  /** Whose switch; omitted: the tenant's own, which every owner without a row of their own follows. */
+  owner: z.string().min(1).max(OWNER_MAX).optional(),
+});
+
+/** `GET/PUT /v1/away`: people switch away mode; agents never can. */
+export function awayRoutes(app: App, s: Services, cfg: () => SignalsConfig): void {
+  const people = requireRole(s.keys, 'admin', 'approver');
+  app.get('/v1/away', people, async (c) => {
+    const owner = c.req.query('owner') ?? TENANT_OWNER;
+    if (owner.length > OWNER_MAX) throw new AppError('validation_failed', 'owner is too long');
+    return c.json(await readAway(s.db, owner, cfg(), s.now()));
+  });
+  app.put('/v1/away', people, async (c) => {
+    const body = await readJson(c, putAwaySchema, s.config.server.body_limit_bytes);
+    const by = c.get('principal').name;
+    return c.json(await switchAway(s.db, body.owner ?? TENANT_OWNER, body.away, by, cfg(), s.now()));
+  });
+}

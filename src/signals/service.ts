@@ -1,0 +1,168 @@
+import { causedBy, type Envelope } from '../envelope/index.js';
+import { markProcessed, wasProcessed } from '../log/inbox.js';
+import type { ProgressInput, ProgressResult, ReportContext } from '../notify/service.js';
+import type { Services } from '../server/module.js';
+import { readAway, TENANT_OWNER } from './away.js';
+import { kindEnabled, type SignalsConfig } from './config.js';
+import { branchOf, projectOf, reportFor } from './context.js';
+import { ACTIVITY_TYPES, type Signal, toSignal } from './mapping.js';
+import * as q from './sql.js';
+
+/** The one thing signals needs from notify: the `report_progress` path, with all its governance. */
+export interface Reporter {
+  report(input: ProgressInput, ctx: ReportContext): Promise<ProgressResult>;
+}
+
+/** Subscriber names key the inbox: renaming one makes it see old events again. */
+export const SUBSCRIBER = 'signals';
+
+export type SignalOutcome =
+  | { kind: 'ignored' }
+  | { kind: 'disabled'; signal: Signal['kind'] }
+  | { kind: 'folded'; signal: Signal['kind'] }
+  | { kind: 'recorded'; signal: Signal['kind'] }
+  | { kind: 'reported'; signal: Signal['kind']; result: ProgressResult };
+
+/**
+ * Turns runtime envelopes into governed notifications. Activity envelopes only move the session's
+ * clock; signal envelopes are mapped, filtered by config and away mode, folded (idle), and reported.
+ */
+export class SignalRelay {
+  constructor(
+    private readonly s: Services,
+    private readonly cfg: SignalsConfig,
+    private readonly reporter: () => Reporter | undefined,
+  ) {}
+
+  async handle(event: Envelope): Promise<SignalOutcome> {
+    if (await wasProcessed(this.s.db, SUBSCRIBER, event.event_id)) return { kind: 'ignored' };
+    const outcome = await this.process(event);
+    // After the effect: a crash in between re-runs it, and notify's own audit shows both.
+    await markProcessed(this.s.db, SUBSCRIBER, event.event_id, this.s.now());
+    return outcome;
+  }
+
+  private async process(event: Envelope): Promise<SignalOutcome> {
+    const now = this.s.now();
+    const runtime = event.runtime?.kind ?? '';
+    const sessionKey = `${runtime}:${event.execution.session_id ?? ''}`;
+    const [session] = await this.s.db.query<q.SessionRow>(q.getSession(sessionKey));
+    if (ACTIVITY_TYPES.has(event.type)) {
+      await this.s.db.query(
+        q.saveSession(sessionKey, { last_activity_at: now, idle_open: false, idle_folded: 0 }, now),
+      );
+      if (event.type === 'agent.prompt.submitted') await this.s.db.query(q.touchInput(TENANT_OWNER, now));
+      return { kind: 'ignored' };
+    }
+    const raw = await this.payload(event);
+    const signal = toSignal(event.type, String(event.redacted_summary.event ?? ''), raw);
+    if (!signal) return { kind: 'ignored' };
+    // A turn that ended (either way) is activity: waiting is counted from here.
+    const ended = signal.kind === 'turn_done' || signal.kind === 'turn_failed';
+    const lastActivity = session?.last_activity_at != null ? Number(session.last_activity_at) : undefined;
+    if (ended) {
+      await this.s.db.query(
+        q.saveSession(sessionKey, { last_activity_at: now, idle_open: false, idle_folded: 0 }, now),
+      );
+    }
+    if (!this.cfg.enabled || !kindEnabled(this.cfg, runtime, signal.kind)) {
+      return { kind: 'disabled', signal: signal.kind };
+    }
+    const task = event.execution.task_id ? await this.s.tasks?.get(event.execution.task_id) : undefined;
+    const owner = task?.owner ?? TENANT_OWNER;
+
+    if (signal.kind === 'idle_prompt' && session && Number(session.idle_open) === 1) {
+      const folded = Number(session.idle_folded) + 1;
+      await this.s.db.query(
+        q.saveSession(
+          sessionKey,
+          { last_activity_at: lastActivity ?? null, idle_open: true, idle_folded: folded },
+          now,
+        ),
+      );
+      await this.suppressed(event, 'idle_folded', signal, { folded });
+      return { kind: 'folded', signal: signal.kind };
+    }
+    if (signal.needsPerson) {
+      const away = await readAway(this.s.db, owner, this.cfg, now);
+      if (!away.effective) {
+        await this.suppressed(event, 'owner_not_away', signal);
+        return { kind: 'recorded', signal: signal.kind };
+      }
+    }
+    const reporter = this.reporter();
+    if (!reporter) {
+      this.s.logger.warn({ event_id: event.event_id }, 'signals: the notify module is not running');
+      return { kind: 'ignored' };
+    }
+    const cwd = typeof raw.cwd === 'string' ? raw.cwd : undefined;
+    const project = projectOf(cwd) ?? strOf(event.redacted_summary.cwd);
+    const branch = branchOf(raw, cwd);
+    const sessionId = event.execution.session_id ?? undefined;
+    const input = reportFor(
+      signal,
+      {
+        ...(project ? { project } : {}),
+        ...(branch ? { branch } : {}),
+        ...(sessionId ? { session: sessionId } : {}),
+        ...(lastActivity !== undefined ? { waitingMs: now - lastActivity } : {}),
+      },
+      this.cfg.summary_max_chars,
+    );
+    const agent = event.actor.agent_id ?? 'agent';
+    const result = await reporter.report(input, {
+      // Without a task, each session is its own governance scope: one session's `done` must not
+      // silence the next session's.
+      principal: {
+        name: task ? agent : [agent, project, sessionId?.slice(0, 8)].filter(Boolean).join(':'),
+        role: 'agent',
+        ...(task ? { task_id: task.id } : {}),
+      },
+      task_id: task ? task.id : null,
+      ...(sessionId ? { session_id: sessionId } : {}),
+    });
+    if (signal.kind === 'idle_prompt') {
+      await this.s.db.query(
+        q.saveSession(
+          sessionKey,
+          { last_activity_at: lastActivity ?? null, idle_open: true, idle_folded: 0 },
+          now,
+        ),
+      );
+    }
+    return { kind: 'reported', signal: signal.kind, result };
+  }
+
+  /** The raw hook body from the vault; an expired or missing payload leaves only the envelope. */
+  private async payload(event: Envelope): Promise<Record<string, unknown>> {
+    if (!event.payload_ref) return {};
+    try {
+      const bytes = await this.s.vault.get(event.payload_ref);
+      const value: unknown = bytes ? JSON.parse(bytes.toString('utf8')) : {};
+      return typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? (value as Record<string, unknown>)
+        : {};
+    } catch (err) {
+      this.s.logger.warn({ err, event_id: event.event_id }, 'signals: could not read the hook payload');
+      return {};
+    }
+  }
+
+  private async suppressed(
+    cause: Envelope,
+    reason: 'idle_folded' | 'owner_not_away',
+    signal: Signal,
+    extra: Record<string, unknown> = {},
+  ): Promise<void> {
+    await this.s.emit(
+      causedBy(cause, {
+        type: 'agent.notification.suppressed',
+        redacted_summary: { reason, signal: signal.kind, stage: signal.stage, reports: [], ...extra },
+      }),
+    );
+  }
+}
+
+function strOf(v: unknown): string | undefined {
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}

@@ -1,0 +1,62 @@
+/** SQL for the signals tables (migration 0450); `$n` placeholders work in both dialects. */
+
+export interface AwayRow {
+  owner: string;
+  away: number;
+  changed_at: number;
+  changed_by: string;
+  last_input_at: number | null;
+}
+
+export interface SessionRow {
+  session_key: string;
+  last_activity_at: number | null;
+  idle_open: number;
+  idle_folded: number;
+}
+
+export function getAway(owner: string) {
+  return {
+    text: 'SELECT owner, away, changed_at, changed_by, last_input_at FROM away_state WHERE owner = $1',
+    values: [owner],
+  };
+}
+
+export function setAway(owner: string, away: boolean, by: string, now: number) {
+  return {
+    text: `INSERT INTO away_state (owner, away, changed_at, changed_by, last_input_at) VALUES ($1, $2, $3, $4, NULL)
+           ON CONFLICT (owner) DO UPDATE SET away = $2, changed_at = $3, changed_by = $4`,
+    values: [owner, away ? 1 : 0, now, by],
+  };
+}
+
+/** A person typed a prompt: the automatic away rule counts quiet time from here. */
+export function touchInput(owner: string, now: number) {
+  return {
+    text: `INSERT INTO away_state (owner, away, changed_at, changed_by, last_input_at) VALUES ($1, 0, $2, '', $2)
+           ON CONFLICT (owner) DO UPDATE SET last_input_at = $2`,
+    values: [owner, now],
+  };
+}
+
+export function getSession(key: string) {
+  return {
+    text: 'SELECT session_key, last_activity_at, idle_open, idle_folded FROM signal_sessions WHERE session_key = $1',
+    values: [key],
+  };
+}
+
+/** Activity closes an open idle streak; `activityAt` null keeps the stored time. */
+export function saveSession(
+  key: string,
+  s: { last_activity_at: number | null; idle_open: boolean; idle_folded: number },
+  now: number,
+) {
+  return {
+    text: `INSERT INTO signal_sessions (session_key, last_activity_at, idle_open, idle_folded, updated_at)
+           VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (session_key) DO UPDATE SET last_activity_at = $2, idle_open = $3, idle_folded = $4,
+             updated_at = $5`,
+    values: [key, s.last_activity_at, s.idle_open ? 1 : 0, s.idle_folded, now],
+  };
+}
