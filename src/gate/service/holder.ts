@@ -1,9 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { parse } from 'yaml';
 import type { EnvelopeInput } from '../../envelope/index.js';
 import type { Services } from '../../server/module.js';
 import type { CompiledPolicy } from '../compile.js';
-import { formatProblem, type PolicySource } from '../load.js';
+import { expandPattern, formatProblem, type PolicySource } from '../load.js';
 import { preparePolicy } from '../policy.js';
 
 /** An event carries this many problem lines; the log line and `GET /v1/policy` carry the first. */
@@ -93,8 +95,10 @@ export class PolicyHolder {
 
   private async load(trigger: ReloadTrigger): Promise<ReloadOutcome> {
     let prepared: ReturnType<typeof preparePolicy>;
+    let sources: PolicySource[] = [];
     try {
-      prepared = preparePolicy(this.deps.sources());
+      sources = this.deps.sources();
+      prepared = preparePolicy(sources);
     } catch (err) {
       // A file vanishing between listing and reading, a permission error: the same as a broken policy.
       const message = `cannot read the policy: ${(err as Error).message}`;
@@ -104,6 +108,8 @@ export class PolicyHolder {
     if (!prepared.ok) {
       const problems = prepared.problems.map(formatProblem);
       this.lastProblems = problems;
+      // Never loaded: watch what the sources name, so fixing the broken file reloads by itself.
+      if (!this.compiled) this.files = namedFiles(sources);
       this.deps.logger.error(
         { trigger, kept_revision: kept ?? 'none', problems: problems.slice(0, MAX_PROBLEMS_IN_EVENT) },
         `policy rejected: ${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}`,
@@ -143,4 +149,28 @@ export class PolicyHolder {
     });
     return { kind: 'loaded', revision: compiled.revision, previous: kept };
   }
+}
+
+/** Best effort: the policy files the sources name, for watching a policy that has not loaded yet. */
+export function namedFiles(sources: readonly PolicySource[]): string[] {
+  const out: string[] = [];
+  for (const src of sources) {
+    if (src.kind === 'file') out.push(resolve(src.path));
+    if (src.kind !== 'config' && src.kind !== 'value') continue;
+    let value: unknown;
+    try {
+      value = src.kind === 'config' ? parse(src.text) : src.value;
+    } catch {
+      continue;
+    }
+    const patterns = (value as { policy_files?: unknown } | null)?.policy_files;
+    if (!Array.isArray(patterns)) continue;
+    const base = src.base_dir ?? (src.kind === 'config' ? dirname(src.name) : process.cwd());
+    for (const pattern of patterns) {
+      if (typeof pattern !== 'string') continue;
+      const found = expandPattern(pattern, base);
+      out.push(...(found.kind === 'ok' ? found.paths : [resolve(base, pattern)]));
+    }
+  }
+  return out;
 }

@@ -105,6 +105,19 @@ describe.each(await dialects())('policy loading and reload on %s', (dialect) => 
     expect(d.decision).toBe('defer');
   });
 
+  it('watches the named policy file of a policy that never loaded, and becomes ready once it is fixed', async () => {
+    await start(BROKEN, { watch: true, watchDebounceMs: 20 });
+    expect((await h.t.app.request('/readyz')).status).toBe(503);
+    writeFileSync(file, GOOD);
+    let status = 503;
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      status = (await h.t.app.request('/readyz')).status;
+    }
+    expect(status).toBe(200);
+    expect((await decide('rm x')).reason_code).toBe('NO_RM');
+  });
+
   it('merges config rules before policy-file rules, so equal priorities go to the config rule', async () => {
     writeFileSync(
       file,
