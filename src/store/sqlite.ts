@@ -13,6 +13,9 @@ export interface SqliteOptions {
   busyTimeoutMs?: number;
 }
 
+/** Statements that never write: they skip the write path (and its BEGIN IMMEDIATE). */
+const READ_ONLY = /^\s*(SELECT|PRAGMA\s+\w+\s*$|EXPLAIN)\b/i;
+
 /** How many waiting transactions one commit may carry; bounds the latency one batch adds. */
 const MAX_GROUP = 256;
 
@@ -93,6 +96,9 @@ export class SqliteDb implements Db {
   }
 
   query<T = Row>(q: Sql): Promise<T[]> {
+    // A lone write commits like a transaction, so it joins the next group commit instead of paying an
+    // fsync of its own; reads run at once.
+    if (q.script || !READ_ONLY.test(q.text)) return this.tx((t) => t.query<T>(q));
     return this.mutex.run(async () => this.runNow<T>(q));
   }
 
