@@ -1,4 +1,5 @@
 import { causedBy, type Envelope } from '../envelope/index.js';
+import { AppError } from '../errors/index.js';
 import { markProcessed, wasProcessed } from '../log/inbox.js';
 import type { ProgressInput, ProgressResult, ReportContext } from '../notify/service.js';
 import type { Services } from '../server/module.js';
@@ -36,7 +37,15 @@ export class SignalRelay {
 
   async handle(event: Envelope): Promise<SignalOutcome> {
     if (await wasProcessed(this.s.db, SUBSCRIBER, event.event_id)) return { kind: 'ignored' };
-    const outcome = await this.process(event);
+    let outcome: SignalOutcome;
+    try {
+      outcome = await this.process(event);
+    } catch (err) {
+      // A refusal (a task notify does not know, say) will not change on retry; a store error will.
+      if (!(err instanceof AppError)) throw err;
+      this.s.logger.warn({ code: err.code, event_id: event.event_id }, 'signals: notify refused the signal');
+      outcome = { kind: 'ignored' };
+    }
     // After the effect: a crash in between re-runs it, and notify's own audit shows both.
     await markProcessed(this.s.db, SUBSCRIBER, event.event_id, this.s.now());
     return outcome;

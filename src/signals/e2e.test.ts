@@ -1,0 +1,141 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
+import { KEYS } from '../../test/support/server.js';
+import { parseConfig } from '../config/load.js';
+import { deliveryModule } from '../delivery/module.js';
+import { notifyModule } from '../notify/module.js';
+import { runtimesModule } from '../runtimes/module.js';
+import { coreModule } from '../server/core-routes.js';
+import { type RunningServer, startServer } from '../server/serve.js';
+import { signalsModule } from './module.js';
+
+interface Published {
+  topic: string;
+  title?: string;
+  message?: string;
+  priority?: number;
+}
+
+/** A local ntfy stand-in: records each JSON publish and answers as ntfy does. */
+async function ntfy(): Promise<{ server: Server; url: string; published: Published[] }> {
+  const published: Published[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Published;
+      published.push(body);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: `m${published.length}`, event: 'message', topic: body.topic }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, published };
+}
+
+const fixture = (name: string, patch: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    ...JSON.parse(
+      readFileSync(new URL(`../runtimes/claude-code/fixtures/${name}.json`, import.meta.url), 'utf8'),
+    ),
+    ...patch,
+  });
+
+async function until<T>(fn: () => T | undefined, ms = 10_000): Promise<T | undefined> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v !== undefined || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe.each(await dialects())('Claude Code signals to a local ntfy, on %s', (dialect) => {
+  let store: TestStore;
+  let receiver: Awaited<ReturnType<typeof ntfy>>;
+  let gateway: RunningServer;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    store = await freshStore(dialect);
+    receiver = await ntfy();
+    dataDir = mkdtempSync(join(tmpdir(), 'sb-signals-'));
+    const config = parseConfig({
+      data_dir: dataDir,
+      server: { port: 0 },
+      auth: {
+        keys: [
+          { name: 'bot', role: 'agent', key: KEYS.agent },
+          { name: 'me', role: 'approver', key: KEYS.approver },
+        ],
+      },
+      channels: { phone: { type: 'ntfy', url: receiver.url, topic: 'agents' } },
+      routes: [{ match: 'true', channels: ['phone'] }],
+      egress: { allow: ['127.0.0.1'] },
+    });
+    const notify = notifyModule();
+    gateway = await startServer(config, {
+      db: store.db,
+      logger: pino({ level: 'silent' }),
+      env: {},
+      defaultMetrics: false,
+      modules: [
+        coreModule(() => []),
+        deliveryModule({ env: {} }),
+        runtimesModule(),
+        notify,
+        signalsModule({ reporter: () => notify.notifier() }),
+      ],
+    });
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await new Promise((r) => receiver?.server.close(r));
+    await store?.cleanup();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const hook = (body: string) =>
+    fetch(`${gateway.url}/v1/runtimes/claude-code/hooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.agent}` },
+      body,
+    });
+
+  it('pushes a finished turn, and a permission prompt only once the owner is away', async () => {
+    expect((await hook(fixture('Stop'))).status).toBe(200);
+    const done = await until(() =>
+      receiver.published.find((p) => p.message?.includes('completed the refactoring')),
+    );
+    expect(done?.title).toContain('bot:my-project');
+
+    expect((await hook(fixture('Notification', { session_id: 'desk' }))).status).toBe(200);
+    // The relay handles it after the hook has answered; switch away only once it has.
+    let recorded = false;
+    await until(() => {
+      void gateway.services.log.list({ type: 'agent.notification.suppressed', limit: 10 }).then((rows) => {
+        recorded = rows.some((r) => r.envelope.redacted_summary.reason === 'owner_not_away');
+      });
+      return recorded ? true : undefined;
+    });
+    expect(recorded).toBe(true);
+    const on = await fetch(`${gateway.url}/v1/away`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.approver}` },
+      body: JSON.stringify({ away: true }),
+    });
+    expect(on.status).toBe(200);
+    expect((await hook(fixture('Notification', { session_id: 'phone' }))).status).toBe(200);
+    const prompt = await until(() => receiver.published.find((p) => p.message?.includes('session: phone')));
+    expect(prompt?.message).toContain('Claude needs your permission to use Bash');
+    // The one sent while at the desk was only recorded.
+    expect(receiver.published.some((p) => p.message?.includes('session: desk'))).toBe(false);
+    expect(receiver.published).toHaveLength(2);
+  }, 30_000);
+});
