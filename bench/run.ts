@@ -2,6 +2,7 @@ import { cpus } from 'node:os';
 import { benchAppend, benchIdleMemory } from './core.js';
 import { benchDelivery } from './delivery.js';
 import { benchGate } from './gate.js';
+import { benchGateHttp } from './gate-http.js';
 import { benchHooks } from './hooks.js';
 import { benchIngress } from './ingress.js';
 import { benchNotify } from './notify.js';
@@ -14,6 +15,7 @@ const SECTIONS: Record<string, () => Promise<string[]>> = {
   append: benchAppend,
   memory: benchIdleMemory,
   gate: benchGate,
+  'gate-http': benchGateHttp,
   ingress: benchIngress,
   delivery: benchDelivery,
   hooks: benchHooks,

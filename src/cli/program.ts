@@ -167,4 +167,59 @@ program
   .option('--severity <level>', 'info|warn|critical')
   .action(async (opts) => (await import('./notify.js')).run(opts));
 
+const policyCmd = program.command('policy').description('check and try the gate policy offline');
+policyCmd
+  .command('lint')
+  .description(
+    'parse and compile config rules and policy files; every problem as file:line:col path: message; exit 1 if any',
+  )
+  .option('-c, --config <path>', 'config file')
+  .action(async (o) => (await import('./policy.js')).runLint(o));
+policyCmd
+  .command('test <intent>')
+  .description('decide one intent (a JSON file) offline and explain every matched rule')
+  .option('-c, --config <path>', 'config file')
+  .option('--expect <decision>', 'exit 1 unless the decision is this one')
+  .action(async (f, o) => (await import('./policy.js')).runTest(f, o));
+
+const incidents = program
+  .command('incidents')
+  .description('freeze, unfreeze, revoke (gateway at SWITCHBOARD_URL with an admin SWITCHBOARD_KEY)');
+for (const verb of ['freeze', 'unfreeze'] as const) {
+  incidents
+    .command(verb)
+    .description(
+      verb === 'freeze'
+        ? 'deny every high-risk intent of an agent or tenant (FROZEN_READ_ONLY)'
+        : 'lift a freeze',
+    )
+    .option('--agent <name>', 'the agent (key name)')
+    .option('--tenant <name>', 'the tenant')
+    .option('--reason <text>', 'recorded in the log')
+    .option('--url <url>', 'gateway URL')
+    .action(async (o) => {
+      await (await import('./incidents.js'))[verb](o);
+    });
+}
+incidents
+  .command('revoke')
+  .description('revoke capabilities issued so far by task, agent, tenant or id')
+  .option('--task <id>', 'every capability of this task')
+  .option('--agent <name>', 'every capability of this agent')
+  .option('--tenant <name>', 'every capability of this tenant')
+  .option('--capability <id>', 'one capability')
+  .option('--reason <text>', 'recorded in the log')
+  .option('--url <url>', 'gateway URL')
+  .action(async (o) => {
+    await (await import('./incidents.js')).revoke(o);
+  });
+incidents
+  .command('list')
+  .description('current freezes and recent revocations')
+  .option('--json', 'JSON output')
+  .option('--url <url>', 'gateway URL')
+  .action(async (o) => {
+    await (await import('./incidents.js')).list(o);
+  });
+
 program.parseAsync(process.argv).catch(fail);

@@ -17,6 +17,7 @@ export const ID_PREFIXES = {
   correlation: 'cor',
   session: 'ses',
   notification: 'ntf',
+  revocation: 'rvk',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -31,7 +31,7 @@ export interface Plan {
 export interface TaskFacts {
   id: string | null;
   owner: string | null;
-  /** Tool calls so far in this task, this one not counted. */
+  /** Tool calls so far in this task, this one included (the hook route counts a step before it asks). */
   steps: number;
   wall_time_seconds: number;
 }

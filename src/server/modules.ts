@@ -1,5 +1,6 @@
 import { approvalsModule } from '../approvals/module.js';
 import { deliveryModule } from '../delivery/module.js';
+import { gateModule } from '../gate/module.js';
 import { ingressModule } from '../ingress/module.js';
 import { notifyModule } from '../notify/module.js';
 import { runtimesModule } from '../runtimes/module.js';
@@ -17,6 +18,7 @@ export function allModules(): Module[] {
   modules.push(deliveryModule());
   modules.push(approvalsModule());
   modules.push(tasksModule());
+  modules.push(gateModule());
   modules.push(ingressModule());
   modules.push(runtimesModule());
   modules.push(notifyModule());
