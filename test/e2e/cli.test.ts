@@ -29,7 +29,25 @@ describe('switchboard CLI', () => {
 
   it('has --help on every command', () => {
     const cwd = workdir();
-    for (const args of [[], ['serve'], ['init'], ['doctor'], ['audit', 'verify'], ['events', 'tail']]) {
+    for (const args of [
+      [],
+      ['serve'],
+      ['init'],
+      ['doctor'],
+      ['audit', 'verify'],
+      ['events', 'tail'],
+      ['hook'],
+      ['runtimes'],
+      ['setup', 'claude-code'],
+      ['mcp'],
+      ['notify'],
+      ['approvals', 'list'],
+      ['policy', 'lint'],
+      ['policy', 'test'],
+      ['incidents', 'freeze'],
+      ['dlq', 'list'],
+      ['ingress', 'replay'],
+    ]) {
       const r = cli([...args, '--help'], cwd);
       expect(r.code, args.join(' ')).toBe(0);
       expect(r.stdout).toContain('Usage: switchboard');
