@@ -222,4 +222,15 @@ incidents
     await (await import('./incidents.js')).list(o);
   });
 
+program
+  .command('away <action>')
+  .description(
+    'on|off|status: whether prompts that wait for you go to your phone (SWITCHBOARD_URL, SWITCHBOARD_KEY)',
+  )
+  .option('--owner <name>', 'one owner instead of the tenant switch')
+  .option('--json', 'JSON output')
+  .action(async (action, opts) => {
+    await (await import('./away.js')).run(action, opts);
+  });
+
 program.parseAsync(process.argv).catch(fail);

@@ -41,6 +41,7 @@ export const EVENT_TYPES = [
   'agent.policy.rejected',
   'agent.agent.frozen',
   'agent.agent.unfrozen',
+  'agent.away.changed',
   // tasks
   'agent.task.submitted',
   'agent.task.started',

@@ -9,6 +9,7 @@ import { policyConfigSchema } from '../gate/config.js';
 import { checkIngressConfig } from '../ingress/config.js';
 import { notifyConfigProblems } from '../notify/config.js';
 import { hooksConfigSchema } from '../runtimes/http/config.js';
+import { signalsConfigSchema } from '../signals/config.js';
 import { tasksConfigSchema } from '../tasks/config.js';
 
 /**
@@ -43,6 +44,7 @@ export function moduleConfigChecks(): ConfigCheck[] {
     sectionCheck('approvals', (c) => c.approvals, approvalsConfigSchema),
     sectionCheck('tasks', (c) => c.tasks, tasksConfigSchema),
     sectionCheck('hooks', (c) => c.hooks, hooksConfigSchema),
+    sectionCheck('signals', (c) => c.signals, signalsConfigSchema),
     (c) => checkIngressConfig(c),
     sectionCheck(
       '',

@@ -2,6 +2,7 @@ import { approvalsModule } from '../approvals/module.js';
 import { deliveryModule } from '../delivery/module.js';
 import { gateModule } from '../gate/module.js';
 import { ingressModule } from '../ingress/module.js';
+import { signalsModule } from '../signals/module.js';
 import { notifyModule } from '../notify/module.js';
 import { runtimesModule } from '../runtimes/module.js';
 import { tasksModule } from '../tasks/module.js';
@@ -21,6 +22,8 @@ export function allModules(): Module[] {
   modules.push(gateModule());
   modules.push(ingressModule());
   modules.push(runtimesModule());
-  modules.push(notifyModule());
+  const notify = notifyModule();
+  modules.push(notify);
+  modules.push(signalsModule({ reporter: () => notify.notifier() }));
   return modules;
 }

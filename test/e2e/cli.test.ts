@@ -47,6 +47,7 @@ describe('switchboard CLI', () => {
       ['incidents', 'freeze'],
       ['dlq', 'list'],
       ['ingress', 'replay'],
+      ['away'],
     ]) {
       const r = cli([...args, '--help'], cwd);
       expect(r.code, args.join(' ')).toBe(0);
