@@ -115,3 +115,40 @@ describe('store errors', () => {
     await db.close();
   });
 });
+
+describe('a full SQLite disk', () => {
+  it('answers store_full with a clear message and keeps what was committed', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { SqliteDb } = await import('./sqlite.js');
+    const { EventLog } = await import('../log/log.js');
+    const { verifyChain } = await import('../log/verify.js');
+    const dir = mkdtempSync(join(tmpdir(), 'sb-full-'));
+    const db = new SqliteDb({ path: join(dir, 'full.db'), synchronous: 'normal' });
+    try {
+      await migrate(db);
+      // max_page_count makes SQLite report SQLITE_FULL exactly as a full disk does.
+      const pages = Number(db.driver.pragma('page_count', { simple: true }));
+      db.driver.pragma(`max_page_count = ${pages + 8}`);
+      const log = new EventLog(db, { tenant_id: 't', environment: 'e' });
+      let err: unknown;
+      let written = 0;
+      for (let i = 0; i < 200 && !err; i++) {
+        try {
+          await log.append({ type: 'agent.tool.requested', redacted_summary: { pad: 'x'.repeat(4000) } });
+          written++;
+        } catch (e) {
+          err = e;
+        }
+      }
+      expect(err).toBeInstanceOf(AppError);
+      expect((err as AppError).code).toBe('store_full');
+      expect((err as AppError).status).toBe(507);
+      expect(await verifyChain(db)).toMatchObject({ ok: true, count: written });
+    } finally {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
