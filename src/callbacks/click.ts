@@ -1,0 +1,78 @@
+import { SLACK_APPROVE_ACTION, SLACK_REJECT_ACTION } from '../channels/index.js';
+import { parseId } from '../envelope/index.js';
+import { isRecord, pick } from '../ingress/sources/common/request.js';
+
+export type Decision = 'approve' | 'reject';
+
+/** What a verified callback asks for: a decision, nothing for us, or a body we cannot read. */
+export type Click =
+  | { kind: 'click'; decision: Decision; approvalId: string; userId: string; teamId?: string }
+  | { kind: 'ignored' }
+  | { kind: 'malformed'; message: string };
+
+const SLACK_ACTIONS: Readonly<Record<string, Decision>> = {
+  [SLACK_APPROVE_ACTION]: 'approve',
+  [SLACK_REJECT_ACTION]: 'reject',
+};
+
+/**
+ * A Slack interactivity payload (already verified and parsed from the `payload` form field). Only
+ * `block_actions` carrying one of our two action ids decides; other interactions are not ours.
+ */
+export function slackClick(payload: unknown): Click {
+  if (!isRecord(payload) || typeof payload.type !== 'string') {
+    return { kind: 'malformed', message: 'the payload is not a Slack interaction (no type)' };
+  }
+  if (payload.type !== 'block_actions') return { kind: 'ignored' };
+  if (!Array.isArray(payload.actions)) return { kind: 'malformed', message: 'block_actions without actions' };
+  const action = payload.actions.find(
+    (a): a is Record<string, unknown> =>
+      isRecord(a) && typeof a.action_id === 'string' && Object.hasOwn(SLACK_ACTIONS, a.action_id),
+  );
+  if (!action) return { kind: 'ignored' };
+  const approvalId = parseId('approval', action.value);
+  if (!approvalId) return { kind: 'malformed', message: 'the button value is not an approval id' };
+  const userId = pick(payload, 'user', 'id');
+  if (!userId) return { kind: 'malformed', message: 'block_actions without user.id' };
+  const teamId = pick(payload, 'team', 'id') ?? pick(payload, 'user', 'team_id');
+  return {
+    kind: 'click',
+    decision: SLACK_ACTIONS[action.action_id as string]!,
+    approvalId,
+    userId,
+    ...(teamId ? { teamId } : {}),
+  };
+}
+
+// The channel writes `sb:<decision>:<approval id>` (telegramCallbackData).
+const TELEGRAM_DATA = /^sb:(approve|reject):(.+)$/;
+
+export type TelegramClick =
+  | { kind: 'click'; queryId: string; decision: Decision; approvalId: string; userId: string }
+  /** A callback query that is not ours: still answered, so the client stops its spinner. */
+  | { kind: 'foreign'; queryId: string }
+  | { kind: 'ignored' }
+  | { kind: 'malformed'; message: string };
+
+/** A verified Telegram Update: only a `callback_query` with our callback data decides. */
+export function telegramClick(update: Record<string, unknown>): TelegramClick {
+  const query = update.callback_query;
+  if (query === undefined) return { kind: 'ignored' };
+  if (!isRecord(query) || typeof query.id !== 'string' || query.id === '') {
+    return { kind: 'malformed', message: 'callback_query without an id' };
+  }
+  const match = typeof query.data === 'string' ? TELEGRAM_DATA.exec(query.data) : null;
+  const approvalId = match ? parseId('approval', match[2]) : undefined;
+  if (!match || !approvalId) return { kind: 'foreign', queryId: query.id };
+  const from = isRecord(query.from) ? query.from.id : undefined;
+  if (typeof from !== 'number' || !Number.isSafeInteger(from)) {
+    return { kind: 'malformed', message: 'callback_query without an integer from.id' };
+  }
+  return {
+    kind: 'click',
+    queryId: query.id,
+    decision: match[1] as Decision,
+    approvalId,
+    userId: String(from),
+  };
+}

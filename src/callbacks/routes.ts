@@ -1,0 +1,126 @@
+import type { Context } from 'hono';
+import { AppError } from '../errors/index.js';
+import { REJECT_ERROR_CODE } from '../ingress/source.js';
+import { verifySlack } from '../ingress/sources/slack/index.js';
+import { verifyTelegram } from '../ingress/sources/telegram/index.js';
+import { isRecord } from '../ingress/sources/common/request.js';
+import { readBody, requireJsonContentType } from '../server/body.js';
+import type { App, AppEnv, Services } from '../server/module.js';
+import type { ApprovalService } from '../server/ports.js';
+import { slackClick, telegramClick } from './click.js';
+import type { SlackCallbackConfig, TelegramCallbackConfig } from './config.js';
+import { allowed, decideClick, OUTCOME_TEXT, type Outcome } from './decide.js';
+
+/** A configured callback channel with its secret resolved at start. */
+export interface SlackEndpoint {
+  config: SlackCallbackConfig;
+  secret: string;
+}
+export interface TelegramEndpoint {
+  config: TelegramCallbackConfig;
+  token: string;
+}
+export interface CallbackState {
+  slack: ReadonlyMap<string, SlackEndpoint>;
+  telegram: ReadonlyMap<string, TelegramEndpoint>;
+}
+
+const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
+
+function lowerHeaders(c: Context<AppEnv>): Record<string, string> {
+  const out: Record<string, string> = {};
+  c.req.raw.headers.forEach((value, key) => {
+    out[key.toLowerCase()] = value;
+  });
+  return out;
+}
+
+function unknownChannel(kind: string, name: string): AppError {
+  return new AppError(
+    'not_found',
+    `no ${kind} callback channel is named ${JSON.stringify(name.slice(0, 64))}`,
+  );
+}
+
+function approvalsOf(services: Services): ApprovalService {
+  if (!services.approvals) throw new AppError('not_ready', 'the approvals module is not running');
+  return services.approvals;
+}
+
+/**
+ * `POST /v1/callbacks/slack/:channel` and `POST /v1/callbacks/telegram/:channel`. No bearer key: the
+ * platform's signature (Slack) or secret token (Telegram) is the credential, checked over the raw
+ * bytes before anything is parsed. Once verified, every answer is 200 with text for the person, so a
+ * platform never retries a click that was understood.
+ */
+export function callbackRoutes(app: App, services: Services, state: () => CallbackState): void {
+  app.post('/v1/callbacks/slack/:channel', async (c) => {
+    const name = c.req.param('channel');
+    const endpoint = state().slack.get(name);
+    if (!endpoint) throw unknownChannel('slack', name);
+    const type = c.req.header('content-type') ?? '';
+    if (!FORM_TYPE.test(type)) {
+      throw new AppError('unsupported_media_type', 'send Content-Type: application/x-www-form-urlencoded');
+    }
+    const body = await readBody(c, services.config.server.body_limit_bytes);
+    const verified = verifySlack(
+      { headers: lowerHeaders(c), body, now: services.now() },
+      [endpoint.secret],
+      endpoint.config.tolerance_seconds,
+    );
+    if (verified.kind === 'rejected')
+      throw new AppError(REJECT_ERROR_CODE[verified.reason], verified.message);
+    if (verified.kind === 'challenge') throw new AppError('bad_request', 'not an interaction payload');
+
+    const click = slackClick(verified.payload);
+    if (click.kind === 'malformed') throw new AppError('bad_request', click.message);
+    if (click.kind === 'ignored') return c.body(null, 200);
+    const { config } = endpoint;
+    let outcome: Outcome;
+    if (config.team_id !== undefined && click.teamId !== config.team_id) outcome = 'not_allowed';
+    else if (!allowed(config.allowed_user_ids, click.userId)) outcome = 'not_allowed';
+    else {
+      outcome = await decideClick(approvalsOf(services), click, {
+        name: `slack:${click.userId}`,
+        role: 'approver',
+      });
+    }
+    // block_actions acknowledgements only need the 200; the text is for legacy message actions.
+    return c.json({ response_type: 'ephemeral', replace_original: false, text: OUTCOME_TEXT[outcome] });
+  });
+
+  app.post('/v1/callbacks/telegram/:channel', async (c) => {
+    const name = c.req.param('channel');
+    const endpoint = state().telegram.get(name);
+    if (!endpoint) throw unknownChannel('telegram', name);
+    requireJsonContentType(c);
+    const body = await readBody(c, services.config.server.body_limit_bytes);
+    const verified = verifyTelegram({ headers: lowerHeaders(c), body, now: services.now() }, [
+      endpoint.token,
+    ]);
+    if (verified.kind === 'rejected')
+      throw new AppError(REJECT_ERROR_CODE[verified.reason], verified.message);
+    if (verified.kind === 'challenge' || !isRecord(verified.payload)) {
+      throw new AppError('bad_request', 'not a Telegram Update');
+    }
+
+    const click = telegramClick(verified.payload);
+    if (click.kind === 'malformed') throw new AppError('bad_request', click.message);
+    if (click.kind === 'ignored') return c.body(null, 200);
+    if (click.kind === 'foreign') {
+      return c.json({ method: 'answerCallbackQuery', callback_query_id: click.queryId });
+    }
+    const outcome = allowed(endpoint.config.allowed_user_ids, click.userId)
+      ? await decideClick(approvalsOf(services), click, {
+          name: `telegram:${click.userId}`,
+          role: 'approver',
+        })
+      : 'not_allowed';
+    // Telegram runs a method returned in the webhook response body: the answer needs no outbound call.
+    return c.json({
+      method: 'answerCallbackQuery',
+      callback_query_id: click.queryId,
+      text: OUTCOME_TEXT[outcome],
+    });
+  });
+}
