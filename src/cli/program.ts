@@ -104,9 +104,8 @@ program
   .option('--json', 'rows as JSON')
   .action(async (o) => (await import('./runtimes.js')).run(o));
 
-program
-  .command('setup')
-  .description('install Switchboard into an agent runtime')
+const setup = program.command('setup').description('install Switchboard into an agent runtime');
+setup
   .command('claude-code')
   .description(
     "merge Switchboard's hooks into Claude Code's settings.json (without clobbering what is there)",
@@ -231,6 +230,20 @@ program
   .option('--json', 'JSON output')
   .action(async (action, opts) => {
     await (await import('./away.js')).run(action, opts);
+  });
+
+setup
+  .command('codex')
+  .description(
+    "merge Switchboard's command hooks into Codex's hooks.json and set notify in ~/.codex/config.toml",
+  )
+  .option('--user', 'the user files, ~/.codex/hooks.json and ~/.codex/config.toml (default)')
+  .option('--project', 'the project hooks, .codex/hooks.json (notify is not set)')
+  .option('--bridge <command>', 'the bridge command to write (default: switchboard hook codex)')
+  .option('--dry-run', 'print the diffs and write nothing')
+  .action(async (o) => {
+    const outcome = await (await import('./setup-codex.js')).run(o);
+    if (outcome.notify.kind === 'conflict') process.exitCode = 1;
   });
 
 program.parseAsync(process.argv).catch(fail);

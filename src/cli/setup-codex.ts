@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, relative } from 'node:path';
 import {
@@ -11,6 +9,7 @@ import {
 } from '../runtimes/setup/codex.js';
 import { bridgeArgv, configDefinesHooks, setCodexNotify } from '../runtimes/setup/codex-toml.js';
 import { unifiedDiff } from './diff.js';
+import { readIfPresent, writeAtomically } from './files.js';
 
 export interface SetupCodexOptions {
   project?: boolean;
@@ -137,27 +136,5 @@ function report(
   if (notify.kind === 'unchanged') out(`${notify.path}: notify already runs the Switchboard bridge\n`);
   if (notify.kind === 'conflict' || notify.kind === 'skipped') {
     err(`switchboard: note: ${notify.path}: notify not set: ${notify.reason}\n`);
-  }
-}
-
-function readIfPresent(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
-}
-
-/** Same directory, then rename: Codex never reads a half-written file. */
-function writeAtomically(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    writeFileSync(tmp, text, { mode: 0o644 });
-    renameSync(tmp, path);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
   }
 }

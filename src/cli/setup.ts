@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, relative } from 'node:path';
 import { DEFAULT_URL } from '../hook/settings.js';
@@ -11,6 +9,7 @@ import {
   settingsPath,
 } from '../runtimes/setup/claude-code.js';
 import { unifiedDiff } from './diff.js';
+import { readIfPresent, writeAtomically } from './files.js';
 
 export interface SetupClaudeCodeOptions {
   project?: boolean;
@@ -107,26 +106,4 @@ export async function run(opts: SetupClaudeCodeOptions = {}): Promise<SetupOutco
     );
   }
   return { kind: 'written', path };
-}
-
-function readIfPresent(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
-}
-
-/** Same directory, then rename: Claude Code never sees a half-written settings file. */
-function writeAtomically(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    writeFileSync(tmp, text, { mode: 0o644 });
-    renameSync(tmp, path);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
 }

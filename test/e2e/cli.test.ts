@@ -39,6 +39,7 @@ describe('switchboard CLI', () => {
       ['hook'],
       ['runtimes'],
       ['setup', 'claude-code'],
+      ['setup', 'codex'],
       ['mcp'],
       ['notify'],
       ['approvals', 'list'],
