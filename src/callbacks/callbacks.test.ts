@@ -249,6 +249,14 @@ describe.each(await dialects())('approval callbacks on %s', (dialect) => {
       expect((await telegram({ update_id: 3 }, { channel: 'ops' })).status).toBe(404);
     });
 
+    it('takes clicks only from the chat the channel posts to', async () => {
+      const a = await ask();
+      const update = callbackUpdate(telegramCallbackData('approve', a.id));
+      update.callback_query.message.chat.id = 99;
+      expect(((await (await telegram(update)).json()) as Json).text).toBe('you may not decide this approval');
+      expect((await state(a.id)).state).toBe('pending');
+    });
+
     it('lets only the allowed users decide when allowed_user_ids is set', async () => {
       await t.cleanup();
       await start({ telegram: { phone: { secret_token_env: 'TG_SECRET', allowed_user_ids: [1] } } });

@@ -48,7 +48,15 @@ export function slackClick(payload: unknown): Click {
 const TELEGRAM_DATA = /^sb:(approve|reject):(.+)$/;
 
 export type TelegramClick =
-  | { kind: 'click'; queryId: string; decision: Decision; approvalId: string; userId: string }
+  | {
+      kind: 'click';
+      queryId: string;
+      decision: Decision;
+      approvalId: string;
+      userId: string;
+      /** The chat of the message that carried the button; absent for inline-mode messages. */
+      chatId?: string;
+    }
   /** A callback query that is not ours: still answered, so the client stops its spinner. */
   | { kind: 'foreign'; queryId: string }
   | { kind: 'ignored' }
@@ -68,11 +76,13 @@ export function telegramClick(update: Record<string, unknown>): TelegramClick {
   if (typeof from !== 'number' || !Number.isSafeInteger(from)) {
     return { kind: 'malformed', message: 'callback_query without an integer from.id' };
   }
+  const chatId = pick(query, 'message', 'chat', 'id');
   return {
     kind: 'click',
     queryId: query.id,
     decision: match[1] as Decision,
     approvalId,
     userId: String(from),
+    ...(chatId ? { chatId } : {}),
   };
 }

@@ -48,6 +48,18 @@ function approvalsOf(services: Services): ApprovalService {
 }
 
 /**
+ * A click counts only from the chat the channel posts to, when that chat is a numeric id: a bot in
+ * several chats would otherwise take decisions from a chat the owner never configured. `@channel`
+ * names cannot be compared with the numeric id in the update, so they are not checked.
+ */
+function fromChannelChat(services: Services, channel: string, chatId: string | undefined): boolean {
+  const configured = services.config.channels[channel]?.chat_id;
+  const numeric =
+    typeof configured === 'number' || (typeof configured === 'string' && /^-?\d+$/.test(configured));
+  return !numeric || chatId === String(configured);
+}
+
+/**
  * `POST /v1/callbacks/slack/:channel` and `POST /v1/callbacks/telegram/:channel`. No bearer key: the
  * platform's signature (Slack) or secret token (Telegram) is the credential, checked over the raw
  * bytes before anything is parsed. Once verified, every answer is 200 with text for the person, so a
@@ -110,12 +122,13 @@ export function callbackRoutes(app: App, services: Services, state: () => Callba
     if (click.kind === 'foreign') {
       return c.json({ method: 'answerCallbackQuery', callback_query_id: click.queryId });
     }
-    const outcome = allowed(endpoint.config.allowed_user_ids, click.userId)
-      ? await decideClick(approvalsOf(services), click, {
-          name: `telegram:${click.userId}`,
-          role: 'approver',
-        })
-      : 'not_allowed';
+    const outcome =
+      allowed(endpoint.config.allowed_user_ids, click.userId) && fromChannelChat(services, name, click.chatId)
+        ? await decideClick(approvalsOf(services), click, {
+            name: `telegram:${click.userId}`,
+            role: 'approver',
+          })
+        : 'not_allowed';
     // Telegram runs a method returned in the webhook response body: the answer needs no outbound call.
     return c.json({
       method: 'answerCallbackQuery',
