@@ -3,6 +3,8 @@
  * the store), so it works against a remote gateway and goes through the same checks as anyone else.
  */
 
+import { gatewayCall } from './client.js';
+
 export interface ApprovalsCliOptions {
   /** Only approvals in this state (`list`); default pending. */
   state?: string;
@@ -18,8 +20,7 @@ export interface ApprovalsCliOptions {
   out?: (line: string) => void;
 }
 
-/** CONTRACT.md: where client commands reach the gateway by default. */
-export const DEFAULT_URL = 'http://127.0.0.1:8787';
+export { DEFAULT_URL } from './client.js';
 
 interface ApprovalJson {
   id: string;
@@ -48,48 +49,20 @@ export function formatApproval(a: ApprovalJson): string {
   );
 }
 
-async function call(
-  method: string,
-  path: string,
-  opts: ApprovalsCliOptions,
-  body?: unknown,
-): Promise<unknown> {
-  const env = opts.env ?? process.env;
-  const base = (opts.url ?? env.SWITCHBOARD_URL ?? DEFAULT_URL).replace(/\/+$/, '');
-  const key = env.SWITCHBOARD_KEY;
-  if (!key)
-    throw new Error('SWITCHBOARD_KEY is missing or not a valid key (set it to an approver or admin key)');
-  let res: Response;
-  try {
-    res = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-  } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause?.code;
-    throw new Error(
-      `cannot reach the gateway at ${base}${cause ? ` (${cause})` : ''}; is it running? (SWITCHBOARD_URL)`,
-    );
-  }
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  if (res.ok) return parsed;
-  const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
-  if (res.status === 401) throw new Error('SWITCHBOARD_KEY is missing or not a valid key');
-  if (res.status === 403 && error?.code === 'self_approval')
-    throw new Error('an agent key cannot decide approvals; use an approver or admin key');
-  if (res.status === 403) throw new Error(`this key may not do that: ${error?.message ?? 'forbidden'}`);
-  throw new Error(
-    `${error?.message ?? `the gateway answered ${res.status}`}${error?.code ? ` (${error.code})` : ''}`,
+function call(method: string, path: string, opts: ApprovalsCliOptions, body?: unknown): Promise<unknown> {
+  return gatewayCall(
+    method,
+    path,
+    opts,
+    {
+      noKey: 'SWITCHBOARD_KEY is missing or not a valid key (set it to an approver or admin key)',
+      unauthorized: 'SWITCHBOARD_KEY is missing or not a valid key',
+      forbidden: (error) =>
+        error?.code === 'self_approval'
+          ? 'an agent key cannot decide approvals; use an approver or admin key'
+          : `this key may not do that: ${error?.message ?? 'forbidden'}`,
+    },
+    body,
   );
 }
 

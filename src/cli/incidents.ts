@@ -3,6 +3,8 @@
  * key in SWITCHBOARD_KEY), so it works against a remote gateway and leaves the same audit trail.
  */
 
+import { gatewayCall } from './client.js';
+
 export interface IncidentsCliOptions {
   agent?: string;
   tenant?: string;
@@ -16,48 +18,17 @@ export interface IncidentsCliOptions {
   out?: (line: string) => void;
 }
 
-/** CONTRACT.md: where client commands reach the gateway by default. */
-const DEFAULT_URL = 'http://127.0.0.1:8787';
-
-async function call(
-  method: string,
-  path: string,
-  opts: IncidentsCliOptions,
-  body?: unknown,
-): Promise<unknown> {
-  const env = opts.env ?? process.env;
-  const base = (opts.url ?? env.SWITCHBOARD_URL ?? DEFAULT_URL).replace(/\/+$/, '');
-  const key = env.SWITCHBOARD_KEY;
-  if (!key) throw new Error('SWITCHBOARD_KEY is not set (the incident API needs an admin key)');
-  let res: Response;
-  try {
-    res = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-  } catch (err) {
-    const code = (err as { cause?: { code?: string } }).cause?.code;
-    throw new Error(
-      `cannot reach the gateway at ${base}${code ? ` (${code})` : ''}; is it running? (SWITCHBOARD_URL)`,
-    );
-  }
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  if (res.ok) return parsed;
-  const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
-  if (res.status === 401) throw new Error('SWITCHBOARD_KEY is not a valid key');
-  if (res.status === 403) throw new Error('the incident API needs an admin key');
-  throw new Error(
-    `${error?.message ?? `the gateway answered ${res.status}`}${error?.code ? ` (${error.code})` : ''}`,
+function call(method: string, path: string, opts: IncidentsCliOptions, body?: unknown): Promise<unknown> {
+  return gatewayCall(
+    method,
+    path,
+    opts,
+    {
+      noKey: 'SWITCHBOARD_KEY is not set (the incident API needs an admin key)',
+      unauthorized: 'SWITCHBOARD_KEY is not a valid key',
+      forbidden: () => 'the incident API needs an admin key',
+    },
+    body,
   );
 }
 
