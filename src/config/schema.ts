@@ -99,6 +99,7 @@ export const configSchema = z.strictObject({
   tasks: z.looseObject({}).default({}),
   hooks: z.looseObject({}).default({}),
   loop: z.looseObject({}).default({}),
+  callbacks: z.looseObject({}).default({}),
 });
 
 export type Config = z.infer<typeof configSchema>;

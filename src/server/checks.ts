@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { type ConfigCheck, type ConfigProblem, describeIssues } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { approvalsConfigSchema } from '../approvals/config.js';
+import { callbacksConfig } from '../callbacks/config.js';
 import { checkChannels } from '../channels/index.js';
 import { deliveryConfigSchema } from '../delivery/config.js';
 import { egressAllowProblems } from '../delivery/ssrf.js';
@@ -45,6 +46,7 @@ export function moduleConfigChecks(): ConfigCheck[] {
     sectionCheck('tasks', (c) => c.tasks, tasksConfigSchema),
     sectionCheck('hooks', (c) => c.hooks, hooksConfigSchema),
     sectionCheck('signals', (c) => c.signals, signalsConfigSchema),
+    sectionCheck('callbacks', (c) => c.callbacks, callbacksConfig),
     (c) => checkIngressConfig(c),
     sectionCheck(
       '',

@@ -1,4 +1,5 @@
 import { approvalsModule } from '../approvals/module.js';
+import { callbacksModule } from '../callbacks/module.js';
 import { deliveryModule } from '../delivery/module.js';
 import { gateModule } from '../gate/module.js';
 import { ingressModule } from '../ingress/module.js';
@@ -18,6 +19,7 @@ export function allModules(): Module[] {
   modules.push(coreModule(() => modules));
   modules.push(deliveryModule());
   modules.push(approvalsModule());
+  modules.push(callbacksModule());
   modules.push(tasksModule());
   modules.push(gateModule());
   modules.push(ingressModule());
