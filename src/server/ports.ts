@@ -69,6 +69,8 @@ export interface ApprovalView {
   comment: string | null;
   /** Issued when approved and the gate's re-check under the current policy allowed it. */
   capability?: { id: string; expires_at: string; token: string };
+  /** The gate's re-check on approval: `no_capability` means the current policy no longer allows the plan. */
+  recheck?: { outcome: string; reason_code: string } | null;
 }
 
 export interface ApprovalRequest {

@@ -41,6 +41,16 @@ export function afterWait(held: Decision, view: ApprovalView | undefined): Decis
   switch (view.state) {
     case 'approved': {
       const by = view.decided_by ? ` by ${view.decided_by}` : '';
+      if (view.recheck?.outcome === 'no_capability') {
+        // A person said yes, but the policy in force now says no (a rule changed, or the agent is frozen):
+        // the approval does not override the gate.
+        return {
+          ...base,
+          decision: 'deny',
+          reason_code: 'APPROVAL_RECHECK_DENIED',
+          reason: `approval ${view.id} was granted${by}, but the current policy no longer allows it (${view.recheck.reason_code})`,
+        };
+      }
       const d: Decision = {
         ...base,
         decision: 'allow',
