@@ -1,10 +1,10 @@
 /**
  * `switchboard away on|off|status`: whether prompts that wait for a person go to the phone. Over the
  * API (`PUT/GET /v1/away`), so every replica sees the same switch. The server is `$SWITCHBOARD_URL`
- * (default http://127.0.0.1:8080), the key `$SWITCHBOARD_KEY` (an admin or approver key).
+ * (default http://127.0.0.1:8787, CONTRACT.md), the key `$SWITCHBOARD_KEY` (an admin or approver key).
  */
 
-const DEFAULT_URL = 'http://127.0.0.1:8080';
+import { DEFAULT_URL } from './client.js';
 
 export type AwayAction = 'on' | 'off' | 'status';
 

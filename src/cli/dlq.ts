@@ -1,10 +1,10 @@
 /**
  * `switchboard dlq list|replay`: the dead-letter and reconciliation queues over the admin API, so it
  * works against any replica and a replay goes through the server's current config and secrets.
- * The server is `$SWITCHBOARD_URL` (default http://127.0.0.1:8080), the key `$SWITCHBOARD_KEY`.
+ * The server is `$SWITCHBOARD_URL` (default http://127.0.0.1:8787, CONTRACT.md), the key `$SWITCHBOARD_KEY`.
  */
 
-const DEFAULT_URL = 'http://127.0.0.1:8080';
+import { DEFAULT_URL } from './client.js';
 
 export interface DlqContext {
   env?: NodeJS.ProcessEnv;
