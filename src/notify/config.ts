@@ -17,6 +17,11 @@ export const PROGRESS_MERGE_WINDOW_SECONDS = 30;
 export const FALLBACK_AFTER_FAILURES = 3;
 /** `detail` is for a phone screen, not a log dump; channels cut further to their own caps. */
 export const DETAIL_MAX_CHARS = 2000;
+/**
+ * A pending approval is announced once more this long before it expires: two minutes is enough to
+ * unlock a phone and decide, and late enough that the reminder is not noise beside the first message.
+ */
+export const REANNOUNCE_BEFORE_SECONDS = 120;
 
 const channelName = z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'a channel name from channels:');
 
@@ -45,6 +50,8 @@ export const notifyConfigSchema = z.strictObject({
   aliases: z.record(z.string().min(1), z.string().min(1)).default({}),
   locale: z.enum(['en', 'zh']).default('en'),
   detail_max_chars: z.number().int().min(1).max(100_000).default(DETAIL_MAX_CHARS),
+  /** Lead time of the one reminder of a pending approval; 0 = no reminders. */
+  reannounce_before_seconds: z.number().int().min(0).max(86_400).default(REANNOUNCE_BEFORE_SECONDS),
 });
 
 export type RouteConfig = z.infer<typeof routeSchema>;

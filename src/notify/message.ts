@@ -85,6 +85,21 @@ export function approvalDraft(
   return m;
 }
 
+/** The one reminder of a pending approval: the same message, its summary saying how long is left. */
+export function reminderDraft(
+  a: { action: string; reason: string; expires_at: string },
+  minutesLeft: number,
+  who: Who,
+  locale: Locale,
+  actions: ApprovalActions | undefined,
+): Draft {
+  const m = approvalDraft(a, who, locale, actions);
+  const prefix =
+    locale === 'zh' ? `提醒：${minutesLeft} 分钟后过期 · ` : `Reminder: expires in ${minutesLeft} min · `;
+  m.summary = `${prefix}${a.action}`.slice(0, 120);
+  return m;
+}
+
 export function stalledDraft(minutesIdle: number | undefined, who: Who, locale: Locale): Draft {
   const summary =
     locale === 'zh'

@@ -1,4 +1,3 @@
-import type { ApprovalActions } from '../channels/channel.js';
 import type { Envelope } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import { once } from '../log/inbox.js';
@@ -10,6 +9,8 @@ import type { Module, Services } from '../server/module.js';
 import { type NotifyConfig, notifyConfigSchema, routesSchema } from './config.js';
 import { approvalDraft, stalledDraft, type Who } from './message.js';
 import { reportContext } from './context.js';
+import { approvalActions } from './links.js';
+import { REMINDER_POLL_MS, remindExpiring } from './reminders.js';
 import { compileRoutes } from './routes.js';
 import { reportProgressSchema } from './schema.js';
 import { Notifier } from './service.js';
@@ -22,18 +23,13 @@ const APPROVAL_SUBSCRIBER = 'notify.approval-requested';
 const STALLED_SUBSCRIBER = 'notify.task-stalled';
 const FALLBACK_SUBSCRIBER = 'notify.delivery-fallback';
 
-interface ApprovalLinkSource {
-  approvalLinks?(
-    id: string,
-    baseUrl: string,
-  ): Promise<{ pageUrl: string; approveUrl: string; rejectUrl: string }>;
-}
-
 export interface NotifyModule extends Module {
   /** The running notifier (after `start`), for the MCP server and tests. */
   notifier(): Notifier | undefined;
   /** Flushes due digests now (tests move the clock instead of waiting). */
   flushDue(): Promise<number>;
+  /** Re-announces pending approvals about to expire, now; returns how many were sent. */
+  remindDue(): Promise<number>;
 }
 
 export interface NotifyModuleOptions {
@@ -45,7 +41,10 @@ export function notifyModule(opts: NotifyModuleOptions = {}): NotifyModule {
   let notifier: Notifier | undefined;
   let cfg: NotifyConfig | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let reminderTimer: NodeJS.Timeout | undefined;
   let flushing: Promise<unknown> = Promise.resolve();
+  let reminding: Promise<unknown> | undefined;
+  let svc: Services | undefined;
   let sessions: McpSessions | undefined;
 
   const running = (): Notifier => {
@@ -57,6 +56,10 @@ export function notifyModule(opts: NotifyModuleOptions = {}): NotifyModule {
     name: 'notify',
     notifier: () => notifier,
     flushDue: () => running().flushDue(),
+    remindDue: () => {
+      if (!svc || !cfg) throw new AppError('not_ready', 'the notify module is not running');
+      return remindExpiring(svc, running(), cfg);
+    },
 
     routes(app, services) {
       app.post('/v1/progress', requireRole(services.keys, 'agent'), async (c) => {
@@ -103,12 +106,28 @@ export function notifyModule(opts: NotifyModuleOptions = {}): NotifyModule {
           .catch((err: unknown) => services.logger.error({ err }, 'notify: digest flush failed'));
       }, DIGEST_POLL_MS);
       timer.unref();
+      svc = services;
+      const c = cfg;
+      reminderTimer = setInterval(() => {
+        // One pass at a time: a slow store must not stack passes that race for the same claims.
+        if (reminding) return;
+        reminding = remindExpiring(services, n, c)
+          .catch((err: unknown) => services.logger.error({ err }, 'notify: approval reminders failed'))
+          .finally(() => {
+            reminding = undefined;
+          });
+      }, REMINDER_POLL_MS);
+      reminderTimer.unref();
     },
 
     async stop() {
       if (timer) clearInterval(timer);
       timer = undefined;
+      if (reminderTimer) clearInterval(reminderTimer);
+      reminderTimer = undefined;
       await flushing;
+      await reminding;
+      svc = undefined;
       await sessions?.closeAll();
       notifier = undefined;
     },
@@ -155,20 +174,6 @@ async function announceApproval(
     (tx) => n.dispatch(tx, draft, event, 'high', w.owner),
     services.now(),
   );
-}
-
-/** Signed links need the approvals module and a public URL a phone can reach; without them, no buttons. */
-async function approvalActions(services: Services, id: string): Promise<ApprovalActions | undefined> {
-  const base = services.config.server.public_url;
-  const source = services.approvals as ApprovalLinkSource | undefined;
-  if (!base || !source?.approvalLinks) return undefined;
-  try {
-    const links = await source.approvalLinks(id, base);
-    return { ...links, approvalId: id };
-  } catch (err) {
-    services.logger.warn({ err, approval_id: id }, 'notify: no approval links; announcing without buttons');
-    return undefined;
-  }
 }
 
 async function announceStalled(

@@ -157,6 +157,8 @@ export class Notifier {
     cause: Envelope,
     lane: 'normal' | 'high',
     owner: string,
+    /** Extra audit fields for the sent event (e.g. `reminder: true`). */
+    extra: Record<string, unknown> = {},
   ): Promise<DispatchOutcome> {
     const targets = selectChannels(this.routes, {
       stage: draft.stage,
@@ -191,6 +193,7 @@ export class Notifier {
           destinations,
           ...(external.length ? { external } : {}),
           ...(draft.actions ? { approval_id: draft.actions.approvalId } : {}),
+          ...extra,
         },
       }),
       tx,

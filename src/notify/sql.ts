@@ -82,3 +82,41 @@ export function getFallback(deliveryId: string) {
     values: [deliveryId],
   };
 }
+
+export interface ExpiringApproval {
+  id: string;
+  action: string;
+  reason: string;
+  task_id: string | null;
+  requested_by: string;
+  request_event_id: string;
+  expires_at: number | string;
+}
+
+/** Pending approvals that expire within (now, until] and were not re-announced yet (read-only on `approvals`). */
+export function expiringApprovals(now: number, until: number, limit: number) {
+  return {
+    text: `SELECT a.id, a.action, a.reason, a.task_id, a.requested_by, a.request_event_id, a.expires_at
+           FROM approvals a
+           WHERE a.state = 'pending' AND a.expires_at > $1 AND a.expires_at <= $2
+             AND NOT EXISTS (SELECT 1 FROM notify_reminders r WHERE r.approval_id = a.id)
+           ORDER BY a.expires_at LIMIT $3`,
+    values: [now, until, limit],
+  };
+}
+
+/** Claims the reminder of one approval: only the first caller (of any replica) gets a row back. */
+export function claimReminder(approvalId: string, expiresAt: number, now: number) {
+  return {
+    text: `INSERT INTO notify_reminders (approval_id, sent_event_id, expires_at, created_at)
+           VALUES ($1, NULL, $2, $3) ON CONFLICT (approval_id) DO NOTHING RETURNING approval_id`,
+    values: [approvalId, expiresAt, now],
+  };
+}
+
+export function reminderSent(approvalId: string, eventId: string | null) {
+  return {
+    text: 'UPDATE notify_reminders SET sent_event_id = $2 WHERE approval_id = $1',
+    values: [approvalId, eventId],
+  };
+}
