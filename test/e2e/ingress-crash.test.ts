@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { githubDelivery, githubExample } from '../../src/ingress/testing.js';
+import type { Db, Dialect } from '../../src/store/port.js';
 import { SqliteDb } from '../../src/store/sqlite.js';
+import { dialects, freshStore, PG_URL } from '../support/db.js';
 import { CLI, requireBuild } from '../support/dist.js';
 
 /**
@@ -53,10 +55,10 @@ interface Running {
   exited: Promise<void>;
 }
 
-function serve(cwd: string): Promise<Running> {
+function serve(cwd: string, env: Record<string, string>): Promise<Running> {
   const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
     cwd,
-    env: ENV,
+    env: { ...ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -119,13 +121,39 @@ async function floodUntilKilled(run: Running): Promise<string[]> {
  * only when the lease (30 s) runs out. Rather than wait it out, the test moves those leases into the past,
  * which is what the passing of time would do.
  */
-async function expireLeases(cwd: string): Promise<void> {
-  const db = new SqliteDb({ path: join(cwd, 'data', 'switchboard.db') });
+async function expireLeases(target: Target): Promise<void> {
+  const db = await target.open();
   try {
     await db.query({ text: "UPDATE outbox SET lease_until = 0 WHERE status = 'claimed'" });
   } finally {
     await db.close();
   }
+}
+
+/** Where the gateway keeps its store, and a second connection to it for the checks. */
+interface Target {
+  env: Record<string, string>;
+  open(): Promise<Db>;
+  cleanup(): Promise<void>;
+}
+
+async function target(dialect: Dialect, cwd: string): Promise<Target> {
+  if (dialect === 'sqlite')
+    return {
+      env: {},
+      open: async () => new SqliteDb({ path: join(cwd, 'data', 'switchboard.db') }),
+      cleanup: async () => {},
+    };
+  // A fresh schema, named to the gateway through libpq's `options` so both processes share it.
+  const store = await freshStore('postgres');
+  await store.db.close();
+  return {
+    env: {
+      SWITCHBOARD_DATABASE_URL: `${PG_URL}?options=${encodeURIComponent(`-c search_path=${store.location}`)}`,
+    },
+    open: () => store.reopen(),
+    cleanup: () => store.cleanup(),
+  };
 }
 
 interface Decision {
@@ -168,12 +196,14 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 1
   }
 }
 
-describe('the gateway SIGKILLed during a webhook flood', () => {
+describe.each(await dialects())('the gateway on %s SIGKILLed during a webhook flood', (dialect) => {
   const dirs: string[] = [];
   const children: ChildProcess[] = [];
+  const targets: Target[] = [];
   beforeAll(requireBuild);
-  afterEach(() => {
+  afterEach(async () => {
     for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    for (const t of targets.splice(0)) await t.cleanup();
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
 
@@ -181,16 +211,18 @@ describe('the gateway SIGKILLed during a webhook flood', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'sb-ingress-crash-'));
     dirs.push(cwd);
     writeFileSync(join(cwd, 'switchboard.yaml'), CONFIG);
+    const store = await target(dialect, cwd);
+    targets.push(store);
 
-    const first = await serve(cwd);
+    const first = await serve(cwd, store.env);
     children.push(first.child);
     const acknowledged = await floodUntilKilled(first);
     await first.exited;
     expect(first.child.signalCode).toBe('SIGKILL');
     expect(acknowledged.length).toBeGreaterThanOrEqual(KILL_AFTER);
 
-    await expireLeases(cwd);
-    const second = await serve(cwd);
+    await expireLeases(store);
+    const second = await serve(cwd, store.env);
     children.push(second.child);
     // Admission drains: one decision for each acknowledged delivery (and for any stored one the kill cut off before its answer).
     const all = await waitFor('admission to drain', async () => {
@@ -209,11 +241,15 @@ describe('the gateway SIGKILLed during a webhook flood', () => {
 
     second.child.kill('SIGTERM');
     await second.exited;
-    const audit = spawnSync(process.execPath, [CLI, 'audit', 'verify'], { cwd, env: ENV, encoding: 'utf8' });
+    const audit = spawnSync(process.execPath, [CLI, 'audit', 'verify'], {
+      cwd,
+      env: { ...ENV, ...store.env },
+      encoding: 'utf8',
+    });
     expect(audit.stderr).toBe('');
     expect(audit.status).toBe(0);
 
-    const db = new SqliteDb({ path: join(cwd, 'data', 'switchboard.db') });
+    const db = await store.open();
     try {
       const rows = await db.query<{ delivery_id: string; status: string }>({
         text: "SELECT delivery_id, status FROM ingress_deliveries WHERE source = 'github'",
