@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { compileRoutes } from './routes.js';
+import { templateProblems, templatesSchema } from './templates.js';
 
 /**
  * The `routes:` and `notify:` sections of switchboard.yaml. Recipients live only in `channels:`; a
@@ -52,6 +53,8 @@ export const notifyConfigSchema = z.strictObject({
   detail_max_chars: z.number().int().min(1).max(100_000).default(DETAIL_MAX_CHARS),
   /** Lead time of the one reminder of a pending approval; 0 = no reminders. */
   reannounce_before_seconds: z.number().int().min(0).max(86_400).default(REANNOUNCE_BEFORE_SECONDS),
+  /** LiquidJS overrides of title/summary/detail per channel type or channel name (templates.ts). */
+  templates: templatesSchema,
 });
 
 export type RouteConfig = z.infer<typeof routeSchema>;
@@ -77,6 +80,7 @@ export function notifyConfigProblems(config: {
     for (const i of notify.error.issues)
       problems.push({ path: ['notify', ...i.path.map(String)].join('.'), message: i.message });
   }
+  if (notify.success) problems.push(...templateProblems(notify.data));
   if (routes.success) {
     const compiled = compileRoutes(routes.data);
     if (!compiled.ok) problems.push(...compiled.problems);

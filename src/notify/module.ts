@@ -12,6 +12,7 @@ import { reportContext } from './context.js';
 import { approvalActions } from './links.js';
 import { REMINDER_POLL_MS, remindExpiring } from './reminders.js';
 import { compileRoutes } from './routes.js';
+import { compileTemplates, templateEngine } from './templates.js';
 import { reportProgressSchema } from './schema.js';
 import { Notifier } from './service.js';
 
@@ -79,7 +80,17 @@ export function notifyModule(opts: NotifyModuleOptions = {}): NotifyModule {
       cfg = notifyConfigSchema.parse(services.config.notify ?? {});
       const compiled = compileRoutes(routesSchema.parse(services.config.routes ?? []));
       if (!compiled.ok) throw new Error(compiled.problems.map((p) => `${p.path}: ${p.message}`).join('\n'));
-      notifier = new Notifier(services, cfg, compiled.routes, new Set(Object.keys(services.config.channels)));
+      const engine = templateEngine();
+      const templates = compileTemplates(engine, cfg.templates);
+      if (!templates.ok) throw new Error(templates.problems.map((p) => `${p.path}: ${p.message}`).join('\n'));
+      notifier = new Notifier(
+        services,
+        cfg,
+        compiled.routes,
+        new Set(Object.keys(services.config.channels)),
+        templates.templates,
+        engine,
+      );
       const n = notifier;
       const locale = cfg.locale;
       services.relay.subscribe({

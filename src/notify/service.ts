@@ -9,6 +9,8 @@ import { type Decision, decide, EMPTY_STATE, flush, type NotifyState } from './g
 import { type Draft, digestDraft, progressDraft, redactForExternal, type Who } from './message.js';
 import { type CompiledRoute, selectChannels } from './routes.js';
 import * as q from './sql.js';
+import { applyTemplate } from './templated.js';
+import { type CompiledTemplates, templateEngine } from './templates.js';
 
 /** Exactly the `report_progress` arguments (schema in schema.ts). */
 export interface ProgressInput {
@@ -56,7 +58,9 @@ export type SuppressReason =
   | 'rate_limit'
   | 'superseded'
   | 'no_route'
-  | 'no_delivery_engine';
+  | 'no_delivery_engine'
+  /** A channel's template failed to render: the built-in message was sent instead. */
+  | 'template_failed';
 
 const SUPPRESS_REASON: Record<
   Exclude<Decision['status'], 'sent' | 'queued'>,
@@ -79,6 +83,8 @@ export class Notifier {
     private readonly cfg: NotifyConfig,
     private readonly routes: CompiledRoute[],
     private readonly channels: ReadonlySet<string>,
+    private readonly templates: CompiledTemplates = new Map(),
+    private readonly engine = templateEngine(),
   ) {}
 
   async report(input: ProgressInput, ctx: ReportContext): Promise<ProgressResult> {
@@ -205,7 +211,10 @@ export class Notifier {
       return { kind: 'no_engine', destinations, event };
     }
     for (const t of targets) {
-      const shown = external.includes(t.channel) ? redactForExternal(message, this.cfg.aliases) : message;
+      const own = await this.templated(tx, event, t.channel, draft);
+      if (!own) continue;
+      const msg: Message = own === draft ? message : { ...own, eventId: event.event_id };
+      const shown = external.includes(t.channel) ? redactForExternal(msg, this.cfg.aliases) : msg;
       const { id } = await deliveries.enqueue(tx, {
         eventId: event.event_id,
         destination: t.channel,
@@ -231,6 +240,40 @@ export class Notifier {
       }
     }
     return { kind: 'enqueued', destinations, event };
+  }
+
+  /**
+   * The channel's own template, if the user set one, rendered and gated. A render failure falls back to
+   * the built-in message (and says so in the log); a secret in the rendered text is blocked (or masked,
+   * per `notify.secrets`) like a secret in a report. `undefined`: nothing goes to this channel.
+   */
+  private async templated(tx: Db, sent: Envelope, channel: string, draft: Draft): Promise<Draft | undefined> {
+    if (this.templates.size === 0) return draft;
+    const type = this.s.config.channels[channel]?.type;
+    const r = await applyTemplate(this.engine, this.templates, { name: channel, type }, draft, this.cfg);
+    if (r.kind === 'builtin' || r.kind === 'templated') return r.draft;
+    if (r.kind === 'failed') {
+      await this.suppressed(tx, sent, 'template_failed', [sent.event_id], {
+        destination: channel,
+        template: `notify.templates.${r.key}.${r.field}`,
+        error: r.message,
+        fallback: 'builtin',
+      });
+      return r.draft;
+    }
+    await this.s.emit(
+      causedBy(sent, {
+        type: 'agent.notification.blocked',
+        redacted_summary: {
+          reason: 'secret',
+          secrets: r.secrets,
+          destination: channel,
+          template: `notify.templates.${r.key}`,
+        },
+      }),
+      tx,
+    );
+    return undefined;
   }
 
   /**
