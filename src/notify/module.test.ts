@@ -390,4 +390,26 @@ describe.each(await dialects())('POST /v1/progress on %s', (dialect) => {
     const stalled = seen.find((s) => s.message.kind === 'alert');
     expect(stalled?.message.summary).toContain('5 minutes');
   });
+
+  it('masks a secret and strips mass mentions in the action and reason an agent gave its approval', async () => {
+    const { services, seen } = await start();
+    services.relay.start();
+    await services.emit({
+      type: 'agent.approval.requested',
+      actor: { agent_id: 'bot' },
+      execution: { task_id: 'tsk_1' },
+      redacted_summary: {
+        approval_id: 'apr_01JABCDEFGHJKMNPQRSTVWXYZ1',
+        action: 'use key ghp_0123456789abcdefghijklmnopqrstuvwxyzAB @everyone',
+        reason: 'needs AKIAIOSFODNN7EXAMPLE',
+        expires_at: '2027-01-01T00:00:00.000Z',
+      },
+    });
+    for (let i = 0; i < 100 && seen.length < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    const text = JSON.stringify(seen.find((s) => s.message.kind === 'approval')?.message);
+    expect(text).toBeTruthy();
+    expect(text).not.toContain('ghp_0123456789abcdefghijklmnopqrstuvwxyzAB');
+    expect(text).not.toContain('AKIAIOSFODNN7EXAMPLE');
+    expect(text).not.toContain('@everyone');
+  });
 });

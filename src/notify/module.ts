@@ -7,6 +7,7 @@ import { requireRole } from '../server/auth.js';
 import { readJson } from '../server/body.js';
 import type { Module, Services } from '../server/module.js';
 import { type NotifyConfig, notifyConfigSchema, routesSchema } from './config.js';
+import { gateContent } from './content.js';
 import { approvalDraft, stalledDraft, type Who } from './message.js';
 import { reportContext } from './context.js';
 import { approvalActions } from './links.js';
@@ -168,10 +169,17 @@ async function announceApproval(
   if (!id) return;
   const actions = await approvalActions(services, id);
   const w = await who(services, event);
+  // The agent wrote `action` and `reason`: they pass the content gate like any report, always masking
+  // secrets rather than blocking, because an approval nobody hears of is worse than a masked one.
+  const gated = gateContent(
+    { summary: String(s.action ?? ''), detail: String(s.reason ?? '') },
+    { ...n.cfg, secrets: 'mask' },
+  );
+  const content = gated.kind === 'ok' ? gated.content : gated.masked;
   const draft = approvalDraft(
     {
-      action: String(s.action ?? ''),
-      reason: String(s.reason ?? ''),
+      action: content.summary,
+      reason: content.detail ?? '',
       expires_at: String(s.expires_at ?? ''),
     },
     w,

@@ -80,7 +80,7 @@ const SUPPRESS_REASON: Record<
 export class Notifier {
   constructor(
     private readonly s: Services,
-    private readonly cfg: NotifyConfig,
+    readonly cfg: NotifyConfig,
     private readonly routes: CompiledRoute[],
     private readonly channels: ReadonlySet<string>,
     private readonly templates: CompiledTemplates = new Map(),
