@@ -1,5 +1,7 @@
 import type { Module, Services } from '../server/module.js';
 import { admit } from './admission/admit.js';
+import { compileEgressPolicy, createGuardedDispatcher } from '../delivery/index.js';
+import { fetchAuthoritative } from './admission/fetch.js';
 import { type LoopConfig, loopSchema, triggersSchema } from './admission/config.js';
 import { Launcher, TASK_TERMINAL_TYPES } from './admission/launcher.js';
 import { type CompiledTrigger, compileTriggers } from './admission/triggers.js';
@@ -69,6 +71,11 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
       const fromConfig = (services.config as unknown as { loop?: unknown }).loop;
       loop = loopSchema.parse({ ...(fromConfig as object | undefined), ...opts.loop });
 
+      // Re-reads go through the egress allow-list like every other outbound request.
+      const fetchDeps = {
+        dispatcher: createGuardedDispatcher(compileEgressPolicy(services.config.egress.allow)),
+        env: (name: string) => process.env[name],
+      };
       const run = new Launcher(services, () => triggersById, opts.workers !== false);
       launcher = run;
       retention = new RetentionWorker(services, () => retentionMs(days));
@@ -77,7 +84,13 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
         accepts: (t) => t === 'integration.webhook.accepted',
         handle: async (event) => {
           const decisions = await admit(
-            { services, triggers: () => triggers, loop: () => loop, sourceType: (n) => sources.get(n)?.type },
+            {
+              services,
+              triggers: () => triggers,
+              loop: () => loop,
+              sourceType: (n) => sources.get(n)?.type,
+              fetch: (config, payload) => fetchAuthoritative(config, payload, fetchDeps),
+            },
             event,
           );
           if (decisions?.some((d) => d.kind === 'admitted')) run.kick();

@@ -7,6 +7,7 @@ import { getDelivery, markDelivery } from '../pipeline/deliveries.js';
 import { type AcceptedFacts, readFacts } from '../pipeline/facts.js';
 import type { TriggerContext } from './cel.js';
 import type { LoopConfig } from './config.js';
+import type { FetchConfig, FetchOutcome } from './fetch.js';
 import { botActor, markerDepth } from './loop.js';
 import { loadPayload } from './payload.js';
 import { countSince, findWaiting, hasActive, insertRun, replaceEvent } from './runs.js';
@@ -23,7 +24,21 @@ export interface AdmissionDeps {
   triggers: () => readonly CompiledTrigger[];
   loop: () => LoopConfig;
   sourceType: (name: string) => string | undefined;
+  /** Re-reads the authoritative object for a trigger's `fetch`; absent, such triggers fail admission. */
+  fetch?: (config: FetchConfig, payload: unknown) => Promise<FetchOutcome>;
 }
+
+/** Admission failed because a trigger's re-read failed; the relay retries it with its backoff. */
+export class FetchFailedError extends Error {
+  readonly classification = 'fetch_failed';
+  constructor(trigger: string, reason: string) {
+    super(`fetch_failed: trigger ${trigger}: ${reason}`);
+    this.name = 'FetchFailedError';
+  }
+}
+
+/** What each fetching trigger re-read, by trigger id. */
+type Fetched = ReadonlyMap<string, FetchOutcome>;
 
 type Decision =
   | { kind: 'admitted'; trigger: string; run_id: string; waits_for_active: boolean; due_at: string }
@@ -49,6 +64,8 @@ export async function admit(deps: AdmissionDeps, event: Envelope): Promise<Decis
   if (!facts) return undefined;
   const now = services.now();
   try {
+    // The network call happens before the transaction: no lock is held while the API answers.
+    const fetched = await fetchAll(deps, event, facts);
     const result = await once(
       services.db,
       ADMISSION_CONSUMER,
@@ -59,7 +76,7 @@ export async function admit(deps: AdmissionDeps, event: Envelope): Promise<Decis
         const delivery = await getDelivery(tx, facts.source, facts.delivery_id);
         // A replay or a re-accepted redelivery moved the delivery on to a newer event: that one decides.
         if (!delivery || delivery.event_id !== event.event_id) return [];
-        const decisions = await decide(deps, tx, event, facts, now);
+        const decisions = await decide(deps, tx, event, facts, now, fetched);
         await markDelivery(tx, event.event_id, 'processed', now);
         for (const d of decisions) await services.emit(causedBy(event, decisionEvent(facts, d)), tx);
         return decisions;
@@ -82,17 +99,32 @@ export async function admit(deps: AdmissionDeps, event: Envelope): Promise<Decis
   }
 }
 
-async function decide(
+/** Runs the `fetch` of every trigger of the source whose `when` holds; a failure fails the admission. */
+async function fetchAll(deps: AdmissionDeps, event: Envelope, facts: AcceptedFacts): Promise<Fetched> {
+  const out = new Map<string, FetchOutcome>();
+  const fetching = deps.triggers().filter((t) => t.config.source === facts.source && t.config.fetch);
+  if (fetching.length === 0) return out;
+  const loaded = await loadPayload(deps.services.vault, event, facts, deps.services.db);
+  if (!loaded.ok) return out;
+  const ctx = triggerContext(deps, event, facts, loaded.payload);
+  for (const t of fetching) {
+    const r = t.when?.(ctx) ?? { ok: true, value: true };
+    if (!r.ok || !r.value) continue;
+    if (!deps.fetch) throw new FetchFailedError(t.config.id, 'no fetcher is configured');
+    const outcome = await deps.fetch(t.config.fetch!, loaded.payload);
+    if (outcome.kind === 'failed') throw new FetchFailedError(t.config.id, outcome.reason);
+    out.set(t.config.id, outcome);
+  }
+  return out;
+}
+
+function triggerContext(
   deps: AdmissionDeps,
-  tx: Db,
   event: Envelope,
   facts: AcceptedFacts,
-  now: number,
-): Promise<Decision[]> {
-  const loaded = await loadPayload(deps.services.vault, event, facts, tx);
-  if (!loaded.ok) return [{ kind: 'dropped', trigger: null, reason: loaded.reason }];
-  const loop = deps.loop();
-  const ctx: TriggerContext = {
+  payload: unknown,
+): TriggerContext {
+  return {
     event: {
       type: event.type,
       event_id: event.event_id,
@@ -103,9 +135,23 @@ async function decide(
       binding: facts.binding,
       lineage: event.lineage,
     },
-    payload: loaded.payload,
+    payload,
     source: { name: facts.source, type: deps.sourceType(facts.source) ?? facts.source_type },
   };
+}
+
+async function decide(
+  deps: AdmissionDeps,
+  tx: Db,
+  event: Envelope,
+  facts: AcceptedFacts,
+  now: number,
+  fetched: Fetched,
+): Promise<Decision[]> {
+  const loaded = await loadPayload(deps.services.vault, event, facts, tx);
+  if (!loaded.ok) return [{ kind: 'dropped', trigger: null, reason: loaded.reason }];
+  const loop = deps.loop();
+  const ctx = triggerContext(deps, event, facts, loaded.payload);
   const bot = botActor(loaded.payload, loop.bot_logins);
   const depth = Math.max(event.lineage.depth, markerDepth(loaded.payload));
   const decisions: Decision[] = [];
@@ -142,9 +188,37 @@ async function decide(
       });
       continue;
     }
+    let tctx = ctx;
+    let trusted: Record<string, string> | undefined;
+    if (t.config.fetch) {
+      const f = fetched.get(id);
+      if (f?.kind !== 'fetched') {
+        decisions.push({
+          kind: 'dropped',
+          trigger: id,
+          reason: 'fetch_not_applicable',
+          detail: { message: f?.kind === 'not_applicable' ? f.reason : 'nothing was fetched' },
+        });
+        continue;
+      }
+      tctx = { ...ctx, fetched: f.value };
+      trusted = f.trusted;
+      if (t.whenFetched) {
+        const r = t.whenFetched(tctx);
+        if (!r.ok || !r.value) {
+          decisions.push({
+            kind: 'dropped',
+            trigger: id,
+            reason: r.ok ? 'stale' : 'filter_error',
+            detail: r.ok ? { fetched: trusted } : { message: r.message },
+          });
+          continue;
+        }
+      }
+    }
     let key: string | undefined;
     if (t.key) {
-      const r = t.key(ctx);
+      const r = t.key(tctx);
       if (!r.ok) {
         decisions.push({ kind: 'dropped', trigger: id, reason: 'key_error', detail: { message: r.message } });
         continue;
@@ -152,7 +226,7 @@ async function decide(
       key = r.value;
       const waiting = await findWaiting(tx, id, key);
       if (waiting) {
-        const newer = await replaceEvent(tx, waiting.id, event.event_id, now);
+        const newer = await replaceEvent(tx, waiting.id, event.event_id, now, trusted);
         decisions.push({
           kind: 'coalesced',
           trigger: id,
@@ -189,6 +263,7 @@ async function decide(
       eventId: event.event_id,
       dueAt,
       now,
+      fetched: trusted,
     });
     decisions.push({
       kind: 'admitted',

@@ -6,12 +6,14 @@ import { celMessage, fromCel, toCel } from '../../gate/cel.js';
  * get their own, with the gate's number and error conversions reused: `event` (the accepted event's
  * trusted facts), `payload` (the verified body, untrusted) and `source` (`{ name, type }`).
  */
-const VARIABLES = { event: 'map', payload: 'dyn', source: 'map' } as const;
+const VARIABLES = { event: 'map', payload: 'dyn', source: 'map', fetched: 'dyn' } as const;
 
 export interface TriggerContext {
   event: Record<string, unknown>;
   payload: unknown;
   source: { name: string; type: string };
+  /** The authoritative object a trigger's `fetch` re-read; null before it or without one. */
+  fetched?: unknown;
 }
 
 type Program = (context: Record<string, unknown>) => unknown;
@@ -49,7 +51,12 @@ function compile(
 
 function evaluate(program: Program, ctx: TriggerContext): Outcome<unknown> {
   try {
-    const value = program({ event: toCel(ctx.event), payload: toCel(ctx.payload), source: ctx.source });
+    const value = program({
+      event: toCel(ctx.event),
+      payload: toCel(ctx.payload),
+      source: ctx.source,
+      fetched: toCel(ctx.fetched ?? null),
+    });
     return fromCel(value);
   } catch (err) {
     return { ok: false, message: celMessage(err) };

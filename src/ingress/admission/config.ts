@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fetchSchema } from './fetch.js';
 
 /** `10s`, `5m`, `1h`, `250ms`: a window written the way people say it. */
 const DURATION = /^(\d+)(ms|s|m|h)$/;
@@ -61,6 +62,10 @@ export const triggerSchema = z.strictObject({
       concurrent: z.number().int().min(1).optional(),
     })
     .optional(),
+  /** Re-read the authoritative object (the PR from the GitHub API) before coalescing; CEL sees it as `fetched`. */
+  fetch: fetchSchema.optional(),
+  /** CEL over `event`, `payload`, `source` and `fetched`; false drops the delivery as `stale` (e.g. `fetched.state == "open"`). */
+  when_fetched: z.string().min(1).optional(),
   /** Free text shown as the task's title prefix. */
   title: z.string().min(1).max(200).optional(),
   owner: z.string().min(1).optional(),
@@ -70,6 +75,8 @@ export const triggerSchema = z.strictObject({
 export const triggersSchema = z.array(triggerSchema).superRefine((list, ctx) => {
   const seen = new Set<string>();
   list.forEach((t, i) => {
+    if (t.when_fetched !== undefined && t.fetch === undefined)
+      ctx.addIssue({ code: 'custom', path: [i, 'when_fetched'], message: 'when_fetched needs fetch' });
     if (seen.has(t.id))
       ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate trigger id ${t.id}` });
     seen.add(t.id);

@@ -139,6 +139,7 @@ export class Launcher {
       ...(facts.event ? { event: facts.event } : {}),
       ...(facts.action ? { action: facts.action } : {}),
       ...facts.binding,
+      ...fetchedFacts(run.fetched),
     };
     const about = facts.binding.repository ?? facts.binding.project ?? facts.source;
     return {
@@ -151,4 +152,14 @@ export class Launcher {
       cause,
     };
   }
+}
+
+/** The run's re-read facts (`fetched.head.sha`, `fetched.state`, …): strings only, whatever the column holds. */
+function fetchedFacts(json: string | null): Record<string, string> {
+  if (!json) return {};
+  const parsed: unknown = JSON.parse(json);
+  const out: Record<string, string> = {};
+  if (parsed && typeof parsed === 'object')
+    for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') out[k] = v;
+  return out;
 }

@@ -17,6 +17,8 @@ export interface RunRow {
   due_at: number;
   task_id: string | null;
   error: string | null;
+  /** JSON of the trusted facts a trigger's `fetch` re-read for the carried delivery; null without one. */
+  fetched: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -47,12 +49,22 @@ export async function insertRun(
     eventId: string;
     dueAt: number;
     now: number;
+    fetched?: Record<string, string> | undefined;
   },
 ): Promise<void> {
   await db.query({
-    text: `INSERT INTO ingress_runs (id, trigger_id, run_key, tenant_id, state, event_id, due_at, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, 'waiting', $5, $6, $7, $7)`,
-    values: [r.id, r.triggerId, r.key, r.tenantId, r.eventId, r.dueAt, r.now],
+    text: `INSERT INTO ingress_runs (id, trigger_id, run_key, tenant_id, state, event_id, due_at, created_at, updated_at, fetched)
+           VALUES ($1, $2, $3, $4, 'waiting', $5, $6, $7, $7, $8)`,
+    values: [
+      r.id,
+      r.triggerId,
+      r.key,
+      r.tenantId,
+      r.eventId,
+      r.dueAt,
+      r.now,
+      r.fetched ? JSON.stringify(r.fetched) : null,
+    ],
   });
 }
 
@@ -61,10 +73,16 @@ export async function insertRun(
  * relay admits different deliveries concurrently, so "newest" is by id, not by who got here first.
  * Returns false when the waiting run already carries a newer event.
  */
-export async function replaceEvent(db: Db, runId: string, eventId: string, now: number): Promise<boolean> {
+export async function replaceEvent(
+  db: Db,
+  runId: string,
+  eventId: string,
+  now: number,
+  fetched?: Record<string, string>,
+): Promise<boolean> {
   const rows = await db.query({
-    text: `UPDATE ingress_runs SET event_id = $1, updated_at = $2 WHERE id = $3 AND state = 'waiting' AND event_id < $1 RETURNING id`,
-    values: [eventId, now, runId],
+    text: `UPDATE ingress_runs SET event_id = $1, updated_at = $2, fetched = $4 WHERE id = $3 AND state = 'waiting' AND event_id < $1 RETURNING id`,
+    values: [eventId, now, runId, fetched ? JSON.stringify(fetched) : null],
   });
   return rows.length > 0;
 }

@@ -7,6 +7,7 @@ export interface CompiledTrigger {
   config: TriggerConfig;
   when?: Run<boolean>;
   key?: Run<string>;
+  whenFetched?: Run<boolean>;
   /** 0 without `coalesce`: the run is due at once. */
   windowMs: number;
 }
@@ -34,6 +35,11 @@ export function compileTriggers(
       const c = compileFilter(config.when);
       if (!c.ok) throw new TriggerConfigError(`trigger ${config.id}: when: ${c.message}`);
       out.when = c.run;
+    }
+    if (config.when_fetched !== undefined) {
+      const c = compileFilter(config.when_fetched);
+      if (!c.ok) throw new TriggerConfigError(`trigger ${config.id}: when_fetched: ${c.message}`);
+      out.whenFetched = c.run;
     }
     if (config.coalesce) {
       const c = compileKey(config.coalesce.key);

@@ -1,0 +1,120 @@
+import { type Dispatcher, request } from 'undici';
+import { z } from 'zod';
+
+/**
+ * Re-reading the authoritative object before a run is admitted: a webhook says what happened at send
+ * time, and by admission the PR may be closed, merged or pushed again. The fetch goes through the
+ * SSRF-guarded dispatcher (the egress allow-list), never straight to a host named in a payload.
+ */
+
+/** GitHub's public API; GitHub Enterprise sets `api_url` to `https://<host>/api/v3`. */
+export const DEFAULT_GITHUB_API_URL = 'https://api.github.com';
+/** Admission waits for this fetch; GitHub answers a PR read in well under a second. */
+export const FETCH_TIMEOUT_MS = 10_000;
+/** A PR object is a few tens of KB; more than this is not a PR. */
+const MAX_FETCH_BYTES = 1024 * 1024;
+
+export const fetchSchema = z.strictObject({
+  type: z.literal('github-pr'),
+  api_url: z.url().default(DEFAULT_GITHUB_API_URL),
+  /** The environment variable holding a token for the API (a GitHub App or fine-grained token). */
+  token_env: z.string().min(1).optional(),
+});
+
+export type FetchConfig = z.infer<typeof fetchSchema>;
+
+export type FetchOutcome =
+  /** The authoritative object, and the small trusted facts a task may be templated from. */
+  | { kind: 'fetched'; value: unknown; trusted: Record<string, string> }
+  /** The payload names no object of this kind (e.g. a push for a PR fetcher): nothing to re-read. */
+  | { kind: 'not_applicable'; reason: string }
+  /** The API did not give the object: admission fails and the relay retries it. */
+  | { kind: 'failed'; reason: string };
+
+const asRecord = (v: unknown): Record<string, unknown> | undefined =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+
+/** `owner/repo` and the PR number a GitHub payload is about (pull_request, review, issue_comment on a PR). */
+export function pullRequestOf(payload: unknown): { fullName: string; number: number } | undefined {
+  const p = asRecord(payload);
+  const fullName = asRecord(p?.repository)?.full_name;
+  const pr = asRecord(p?.pull_request);
+  const issue = asRecord(p?.issue);
+  const number =
+    (typeof pr?.number === 'number' ? pr.number : undefined) ??
+    (issue && asRecord(issue.pull_request) && typeof issue.number === 'number' ? issue.number : undefined) ??
+    (pr && typeof p?.number === 'number' ? p.number : undefined);
+  if (typeof fullName !== 'string' || !/^[\w.-]+\/[\w.-]+$/.test(fullName) || number === undefined)
+    return undefined;
+  return { fullName, number };
+}
+
+export function pullRequestUrl(apiUrl: string, pr: { fullName: string; number: number }): URL {
+  const base = apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`;
+  return new URL(`repos/${pr.fullName}/pulls/${pr.number}`, base);
+}
+
+/**
+ * Facts of the PR a task may use in its arguments: identifiers and states only. Titles, bodies and
+ * branch names are written by whoever opened the PR and stay untrusted even when the API returns them.
+ */
+export function pullRequestFacts(value: unknown): Record<string, string> {
+  const pr = asRecord(value) ?? {};
+  const out: Record<string, string> = {};
+  const sha = asRecord(pr.head)?.sha;
+  if (typeof sha === 'string' && /^[0-9a-f]{7,64}$/.test(sha)) out['fetched.head.sha'] = sha;
+  if (typeof pr.state === 'string' && /^[a-z]{1,20}$/.test(pr.state)) out['fetched.state'] = pr.state;
+  if (typeof pr.merged === 'boolean') out['fetched.merged'] = String(pr.merged);
+  if (typeof pr.draft === 'boolean') out['fetched.draft'] = String(pr.draft);
+  if (typeof pr.number === 'number') out['fetched.number'] = String(pr.number);
+  return out;
+}
+
+export interface FetchDeps {
+  dispatcher: Dispatcher;
+  env: (name: string) => string | undefined;
+  timeoutMs?: number;
+}
+
+/** GETs the PR the payload is about. Never throws; the reason never holds the token or the body. */
+export async function fetchAuthoritative(
+  config: FetchConfig,
+  payload: unknown,
+  deps: FetchDeps,
+): Promise<FetchOutcome> {
+  const pr = pullRequestOf(payload);
+  if (!pr) return { kind: 'not_applicable', reason: 'the payload names no pull request' };
+  const headers: Record<string, string> = {
+    accept: 'application/vnd.github+json',
+    'user-agent': 'Switchboard',
+    'x-github-api-version': '2022-11-28',
+  };
+  if (config.token_env) {
+    const token = deps.env(config.token_env);
+    if (!token) return { kind: 'failed', reason: `$${config.token_env} is not set` };
+    headers.authorization = `Bearer ${token}`;
+  }
+  const timeout = deps.timeoutMs ?? FETCH_TIMEOUT_MS;
+  try {
+    const res = await request(pullRequestUrl(config.api_url, pr), {
+      method: 'GET',
+      headers,
+      dispatcher: deps.dispatcher,
+      headersTimeout: timeout,
+      bodyTimeout: timeout,
+    });
+    const length = Number(res.headers['content-length'] ?? 0);
+    if (res.statusCode !== 200 || length > MAX_FETCH_BYTES) {
+      await res.body.dump().catch(() => {});
+      return { kind: 'failed', reason: `the API answered ${res.statusCode}` };
+    }
+    const text = await res.body.text();
+    if (text.length > MAX_FETCH_BYTES) return { kind: 'failed', reason: 'the API answer is too large' };
+    const value: unknown = JSON.parse(text);
+    return { kind: 'fetched', value, trusted: pullRequestFacts(value) };
+  } catch (err) {
+    const e = err as { code?: unknown; name?: unknown };
+    const code = typeof e.code === 'string' ? e.code : typeof e.name === 'string' ? e.name : 'error';
+    return { kind: 'failed', reason: `the request failed (${code})` };
+  }
+}
