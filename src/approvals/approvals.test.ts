@@ -366,3 +366,28 @@ describe.each(await dialects())('the expiry worker on %s', (dialect) => {
     }
   });
 });
+
+describe('secrets in what an agent asks', () => {
+  it('keeps them out of the log', async () => {
+    const { testApp, auth } = await import('../../test/support/server.js');
+    const t = await testApp();
+    try {
+      const res = await t.app.request('/v1/approvals', {
+        method: 'POST',
+        headers: { ...auth('agent'), 'content-type': 'application/json' },
+        body: JSON.stringify({
+          action: 'push with ghp_0123456789abcdefghijklmnopqrstuvwxyzAB',
+          reason: 'AKIAIOSFODNN7EXAMPLE',
+        }),
+      });
+      expect(res.status).toBe(201);
+      const logged = JSON.stringify(
+        (await t.services.log.list({ type: 'agent.approval.requested' })).map((e) => e.envelope),
+      );
+      expect(logged).not.toContain('ghp_0123456789abcdefghijklmnopqrstuvwxyzAB');
+      expect(logged).not.toContain('AKIAIOSFODNN7EXAMPLE');
+    } finally {
+      await t.cleanup();
+    }
+  });
+});

@@ -1,3 +1,4 @@
+import { maskSecrets } from '../notify/secrets.js';
 import { causedBy, type EnvelopeInput, newId } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import { planDigest } from '../gate/digest.js';
@@ -26,8 +27,10 @@ export type DecisionChannel = 'key' | 'link';
 /** Redacted summaries keep agent-written text short: the full reason is in the approvals row. */
 const SUMMARY_TEXT_MAX = 200;
 
+/** What the log may keep of agent-written text: secrets masked (the log is no secret store), then capped. */
 function clip(text: string): string {
-  return text.length > SUMMARY_TEXT_MAX ? `${text.slice(0, SUMMARY_TEXT_MAX - 1)}…` : text;
+  const masked = maskSecrets(text);
+  return masked.length > SUMMARY_TEXT_MAX ? `${masked.slice(0, SUMMARY_TEXT_MAX - 1)}…` : masked;
 }
 
 /**
@@ -47,7 +50,10 @@ export class Approvals implements ApprovalService {
     this.pollMs = opts.pollMs ?? WAIT_POLL_MS;
   }
 
-  async request(req: ApprovalRequestWithApprovers): Promise<ApprovalRecord> {
+  async request(asked: ApprovalRequestWithApprovers): Promise<ApprovalRecord> {
+    // The agent wrote `action` and `reason`; they are shown on phones and kept in the log, so a secret
+    // in them is masked before either sees it. The plan (what the digest covers) is kept as asked.
+    const req = { ...asked, action: maskSecrets(asked.action), reason: maskSecrets(asked.reason) };
     const now = this.s.now();
     const ttl = req.ttl_ms ?? this.ttlMs;
     if (!Number.isFinite(ttl) || ttl <= 0)
@@ -68,7 +74,11 @@ export class Approvals implements ApprovalService {
       type: 'agent.approval.requested',
       actor: { agent_id: req.requested_by.name },
       execution: { task_id: taskId, session_id: sessionId },
-      subject: { tool: plan.tool, action: plan.action ?? req.action, resource_ref: plan.resource ?? null },
+      subject: {
+        tool: plan.tool,
+        action: clip(plan.action ?? req.action),
+        resource_ref: plan.resource ?? null,
+      },
       payload_digest: digest,
       redacted_summary: {
         approval_id: id,
@@ -264,7 +274,11 @@ export class Approvals implements ApprovalService {
       causation_id: row.request_event_id,
       actor: { user_id: userId, agent_id: row.requested_by },
       execution: { task_id: row.task_id, session_id: row.session_id },
-      subject: { tool: plan.tool, action: plan.action ?? row.action, resource_ref: plan.resource ?? null },
+      subject: {
+        tool: plan.tool,
+        action: clip(plan.action ?? row.action),
+        resource_ref: plan.resource ?? null,
+      },
       payload_digest: row.plan_digest,
       redacted_summary: {
         approval_id: row.id,
