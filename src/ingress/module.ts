@@ -6,6 +6,7 @@ import { type LoopConfig, loopSchema, triggersSchema } from './admission/config.
 import { Launcher, TASK_TERMINAL_TYPES } from './admission/launcher.js';
 import { type CompiledTrigger, compileTriggers } from './admission/triggers.js';
 import { ingressSourcesSchema } from './config.js';
+import { dlqRoute } from './pipeline/dlq.js';
 import { replayRoute } from './pipeline/replay.js';
 import { type IngressState, ingressRoute, type RouteSource, retentionMs } from './pipeline/route.js';
 import { RetentionWorker } from './retention.js';
@@ -51,6 +52,7 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
     routes(app, services) {
       ingressRoute(app, services, current);
       replayRoute(app, services);
+      dlqRoute(app, services);
     },
     start(services: Services) {
       const secrets = opts.secrets ?? ((name: string) => process.env[name]);

@@ -1,0 +1,88 @@
+import { AppError } from '../../errors/index.js';
+import { requireRole } from '../../server/auth.js';
+import type { App, Services } from '../../server/module.js';
+import type { Db } from '../../store/port.js';
+
+/**
+ * `GET /v1/ingress/dlq` (admin): deliveries whose admission or launch failed, with why, how often it
+ * was tried and the last error. Each is replayable with `POST /v1/ingress/deliveries/:id/replay`.
+ */
+
+export type DlqClassification = 'fetch_failed' | 'launch_failed' | 'launch_interrupted' | 'admission_failed';
+
+/** The delivery's `last_error` says which step failed: admission and the launcher write it with a prefix. */
+export function classify(lastError: string | null): DlqClassification {
+  if (lastError?.startsWith('fetch_failed:')) return 'fetch_failed';
+  if (lastError?.startsWith('launch failed:')) return 'launch_failed';
+  if (lastError?.startsWith('the gateway stopped while launching')) return 'launch_interrupted';
+  return 'admission_failed';
+}
+
+export interface DlqEntry {
+  source: string;
+  delivery_id: string;
+  event_id: string;
+  event: string | null;
+  classification: DlqClassification;
+  /** Times the sender's delivery was accepted (first delivery, redeliveries, replays). */
+  accepted: number;
+  /** Relay attempts at admitting the current event (retried with backoff while it fails). */
+  attempts: number;
+  last_error: string | null;
+  received_at: string;
+  failed_at: string | null;
+}
+
+/** One page is enough to act on; an operator with more than this has a bigger problem to look at first. */
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
+
+interface Row {
+  source: string;
+  delivery_id: string;
+  event_id: string;
+  event_name: string | null;
+  accepted: number;
+  attempts: number | null;
+  last_error: string | null;
+  received_at: number;
+  processed_at: number | null;
+}
+
+export async function listDlq(db: Db, opts: { source?: string; limit: number }): Promise<DlqEntry[]> {
+  const rows = await db.query<Row>({
+    text: `SELECT d.source, d.delivery_id, d.event_id, d.event_name, d.accepted, d.last_error, d.received_at, d.processed_at,
+                  (SELECT MAX(o.attempts) FROM outbox o WHERE o.event_id = d.event_id) AS attempts
+             FROM ingress_deliveries d
+            WHERE d.status = 'failed' AND ($1 = '' OR d.source = $1)
+            ORDER BY d.received_at DESC, d.delivery_id
+            LIMIT $2`,
+    values: [opts.source ?? '', opts.limit],
+  });
+  return rows.map((r) => ({
+    source: r.source,
+    delivery_id: r.delivery_id,
+    event_id: r.event_id,
+    event: r.event_name,
+    classification: classify(r.last_error),
+    accepted: Number(r.accepted),
+    attempts: Number(r.attempts ?? 0),
+    last_error: r.last_error,
+    received_at: new Date(Number(r.received_at)).toISOString(),
+    failed_at: r.processed_at === null ? null : new Date(Number(r.processed_at)).toISOString(),
+  }));
+}
+
+export function dlqRoute(app: App, services: Services): void {
+  app.get('/v1/ingress/dlq', requireRole(services.keys, 'admin'), async (c) => {
+    const limit = c.req.query('limit');
+    if (limit !== undefined && (!/^\d{1,4}$/.test(limit) || Number(limit) < 1 || Number(limit) > MAX_LIMIT))
+      throw new AppError('bad_request', `\`limit\` is a whole number from 1 to ${MAX_LIMIT}`);
+    const source = c.req.query('source');
+    const entries = await listDlq(services.db, {
+      ...(source ? { source } : {}),
+      limit: limit ? Number(limit) : DEFAULT_LIMIT,
+    });
+    return c.json({ deliveries: entries });
+  });
+}
