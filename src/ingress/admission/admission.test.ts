@@ -150,6 +150,18 @@ describe.each(await dialects())('admission on %s', (dialect) => {
     });
   });
 
+  it('drops with budget_tenant_per_day once the tenant used its runs for the day, across triggers', async () => {
+    await start([COMMENT_TRIGGER, { ...COMMENT_TRIGGER, id: 'comment-2' }], {
+      loop: { tenant_runs_per_day: 3 },
+    });
+    for (let i = 0; i < 2; i++) await deliver('issue_comment', githubExample('issue_comment', 'created'));
+    await t.services.relay.drain();
+    // Two deliveries × two triggers want four runs; the tenant may start three today.
+    expect(await events('integration.webhook.admitted')).toHaveLength(3);
+    const [dropped] = await events('integration.webhook.dropped');
+    expect(dropped?.redacted_summary).toMatchObject({ reason: 'budget_tenant_per_day', limit: 3, used: 3 });
+  });
+
   it('keeps runs waiting while the concurrency budget is full', async () => {
     await start([{ ...COMMENT_TRIGGER, budget: { concurrent: 1 } }]);
     await deliver('issue_comment', githubExample('issue_comment', 'created'));

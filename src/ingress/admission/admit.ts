@@ -10,7 +10,7 @@ import type { LoopConfig } from './config.js';
 import type { FetchConfig, FetchOutcome } from './fetch.js';
 import { botActor, markerDepth } from './loop.js';
 import { loadPayload } from './payload.js';
-import { countSince, findWaiting, hasActive, insertRun, replaceEvent } from './runs.js';
+import { countSince, countTenantSince, findWaiting, hasActive, insertRun, replaceEvent } from './runs.js';
 import type { CompiledTrigger } from './triggers.js';
 
 /** The inbox consumer of admission's decisions: keyed by it, a redelivered outbox row never admits twice. */
@@ -247,6 +247,19 @@ async function decide(
           trigger: id,
           reason: 'budget_per_day',
           detail: { limit: perDay, used },
+        });
+        continue;
+      }
+    }
+    const tenantCap = loop.tenant_runs_per_day;
+    if (tenantCap !== undefined) {
+      const used = await countTenantSince(tx, event.tenant_id, now - (now % DAY_MS));
+      if (used >= tenantCap) {
+        decisions.push({
+          kind: 'dropped',
+          trigger: id,
+          reason: 'budget_tenant_per_day',
+          detail: { limit: tenantCap, used, tenant: event.tenant_id },
         });
         continue;
       }

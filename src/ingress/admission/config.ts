@@ -97,6 +97,11 @@ export const loopSchema = z.strictObject({
   /** Logins (GitHub `sender.login`, Slack user ids) whose events never start work: our own bots. */
   bot_logins: z.array(z.string().min(1)).default([]),
   max_depth: z.number().int().min(1).max(20).default(DEFAULT_MAX_DEPTH),
+  /**
+   * The last line against a runaway: automated runs one tenant may start per UTC day, across all its
+   * triggers. Unset means no tenant-wide cap (each trigger's `budget.per_day` still applies).
+   */
+  tenant_runs_per_day: z.number().int().min(1).optional(),
 });
 
 export type LoopConfig = z.infer<typeof loopSchema>;

@@ -96,6 +96,15 @@ export async function countSince(db: Db, triggerId: string, since: number): Prom
   return Number(rows[0]?.n ?? 0);
 }
 
+/** Runs admitted for a tenant since `since`, across its triggers: what `loop.tenant_runs_per_day` counts. */
+export async function countTenantSince(db: Db, tenantId: string, since: number): Promise<number> {
+  const rows = await db.query<{ n: number }>({
+    text: `SELECT COUNT(*) AS n FROM ingress_runs WHERE tenant_id = $1 AND created_at >= $2 AND state <> 'failed'`,
+    values: [tenantId, since],
+  });
+  return Number(rows[0]?.n ?? 0);
+}
+
 export async function countActive(db: Db, triggerId: string): Promise<number> {
   const rows = await db.query<{ n: number }>({
     text: `SELECT COUNT(*) AS n FROM ingress_runs WHERE trigger_id = $1 AND state IN ('launching', 'active')`,
