@@ -31,7 +31,10 @@ describe.each(await dialects())('admission on %s', (dialect) => {
 
   async function start(
     triggers: unknown[],
-    opts: { loop?: { bot_logins?: string[]; max_depth?: number; tenant_runs_per_day?: number }; tasks?: boolean } = {},
+    opts: {
+      loop?: { bot_logins?: string[]; max_depth?: number; tenant_runs_per_day?: number };
+      tasks?: boolean;
+    } = {},
   ) {
     clock = Date.now();
     const h = ingressHarness(triggers, opts.loop ? { loop: opts.loop } : {});
