@@ -228,7 +228,7 @@ export class TaskRunner implements TaskService {
   private async run(row: q.TaskRow, r: Run): Promise<TaskView> {
     const secret = `sbt_${randomBytes(32).toString('base64url')}`;
     this.deps.keys.add(secret, { name: `task:${row.id}`, role: 'agent', task_id: row.id });
-    const env = this.agentEnv(row.id, secret, r.inputFile, r.env);
+    const env = this.agentEnv(row.id, secret, r.inputFile, r.env, Number(row.depth));
     const spec = { argv: r.argv, cwd: r.cwd, env, stdinFile: r.inputFile, logDir: this.taskDir(row.id) };
     const started = await startProcess(spec).catch((err: Error) => ({
       ok: false as const,
@@ -303,7 +303,13 @@ export class TaskRunner implements TaskService {
     this.live.get(id)?.process.terminate(this.deps.config.kill_grace_seconds * 1000);
   }
 
-  private agentEnv(id: string, secret: string, inputFile: string, extra: Record<string, string>) {
+  private agentEnv(
+    id: string,
+    secret: string,
+    inputFile: string,
+    extra: Record<string, string>,
+    depth: number,
+  ) {
     const source = this.deps.env ?? process.env;
     const env: Record<string, string> = {};
     for (const name of this.deps.config.env_passthrough) {
@@ -317,6 +323,10 @@ export class TaskRunner implements TaskService {
       SWITCHBOARD_TASK_ID: id,
       SWITCHBOARD_KEY: secret,
       SWITCHBOARD_INPUT_FILE: inputFile,
+      // The loop guard's marker: an agent that posts comments or messages appends it, so when its post
+      // comes back as a webhook, admission knows how deep the chain already is (src/ingress/admission/loop.ts).
+      SWITCHBOARD_DEPTH: String(depth),
+      SWITCHBOARD_DEPTH_MARKER: `<!-- switchboard:depth=${depth} -->`,
     };
   }
 
