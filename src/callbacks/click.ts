@@ -86,3 +86,26 @@ export function telegramClick(update: Record<string, unknown>): TelegramClick {
     ...(chatId ? { chatId } : {}),
   };
 }
+
+// The value a Feishu card button must carry to decide (docs/callbacks.md): { switchboard, approval_id }.
+const FEISHU_DECISIONS: readonly string[] = ['approve', 'reject'];
+
+/**
+ * A verified Feishu callback (schema 2.0). Only `card.action.trigger` whose button value carries our
+ * `switchboard` key decides; other events and other buttons are not ours.
+ */
+export function feishuClick(payload: Record<string, unknown>): Click {
+  if (pick(payload, 'header', 'event_type') !== 'card.action.trigger') return { kind: 'ignored' };
+  const event = payload.event;
+  const action = isRecord(event) ? event.action : undefined;
+  const value = isRecord(action) ? action.value : undefined;
+  if (!isRecord(value) || value.switchboard === undefined) return { kind: 'ignored' };
+  if (typeof value.switchboard !== 'string' || !FEISHU_DECISIONS.includes(value.switchboard)) {
+    return { kind: 'malformed', message: "the button value's switchboard is not approve or reject" };
+  }
+  const approvalId = parseId('approval', value.approval_id);
+  if (!approvalId) return { kind: 'malformed', message: 'the button value carries no approval id' };
+  const userId = pick(payload, 'event', 'operator', 'open_id');
+  if (!userId) return { kind: 'malformed', message: 'card.action.trigger without event.operator.open_id' };
+  return { kind: 'click', decision: value.switchboard as Decision, approvalId, userId };
+}

@@ -31,11 +31,26 @@ export const telegramCallbackConfig = z.strictObject({
 });
 export type TelegramCallbackConfig = z.infer<typeof telegramCallbackConfig>;
 
+export const feishuCallbackConfig = z.strictObject({
+  /** The app's "Encrypt Key", by environment variable: when set, every callback must carry a valid X-Lark-Signature. */
+  encrypt_key_env: envName.optional(),
+  /** The app's "Verification Token", by environment variable: checked in every body, and before the challenge is answered. */
+  verification_token_env: envName,
+  /** Only these Feishu open_ids (`ou_…`, the operator) may decide; absent: anyone who sees the card. */
+  allowed_open_ids: z
+    .array(z.string().regex(/^ou_[A-Za-z0-9]+$/, 'must be a Feishu open_id (ou_…)'))
+    .min(1)
+    .optional(),
+  tolerance_seconds: z.number().int().min(1).max(MAX_TOLERANCE_SECONDS).default(DEFAULT_TOLERANCE_SECONDS),
+});
+export type FeishuCallbackConfig = z.infer<typeof feishuCallbackConfig>;
+
 /** The `callbacks:` section: which channels take button clicks back, and how each is verified. */
 export const callbacksConfig = z
   .strictObject({
     slack: z.record(channelName, slackCallbackConfig).default({}),
     telegram: z.record(channelName, telegramCallbackConfig).default({}),
+    feishu: z.record(channelName, feishuCallbackConfig).default({}),
   })
-  .default({ slack: {}, telegram: {} });
+  .default({ slack: {}, telegram: {}, feishu: {} });
 export type CallbacksConfig = z.infer<typeof callbacksConfig>;

@@ -1,6 +1,12 @@
 import type { Module, Services } from '../server/module.js';
 import { type CallbacksConfig, callbacksConfig } from './config.js';
-import { type CallbackState, callbackRoutes, type SlackEndpoint, type TelegramEndpoint } from './routes.js';
+import {
+  type CallbackState,
+  callbackRoutes,
+  type FeishuEndpoint,
+  type SlackEndpoint,
+  type TelegramEndpoint,
+} from './routes.js';
 
 export interface CallbacksOptions {
   /** The `callbacks:` section, until the lead wires it into the config schema (then read from config). */
@@ -19,7 +25,7 @@ function resolve(
   channels: Services['config']['channels'],
   secret: (env: string) => string | undefined,
 ): CallbackState {
-  const need = (kind: 'slack' | 'telegram', name: string, env: string): string => {
+  const need = (kind: 'slack' | 'telegram' | 'feishu', name: string, env: string): string => {
     const channel = channels[name];
     if (channel?.type !== kind) {
       throw new CallbacksConfigError(
@@ -40,15 +46,22 @@ function resolve(
   for (const [name, config] of Object.entries(section.telegram)) {
     telegram.set(name, { config, token: need('telegram', name, config.secret_token_env) });
   }
-  return { slack, telegram };
+  const feishu = new Map<string, FeishuEndpoint>();
+  for (const [name, config] of Object.entries(section.feishu)) {
+    const token = need('feishu', name, config.verification_token_env);
+    const encryptKey =
+      config.encrypt_key_env === undefined ? undefined : need('feishu', name, config.encrypt_key_env);
+    feishu.set(name, { config, token, ...(encryptKey === undefined ? {} : { encryptKey }) });
+  }
+  return { slack, telegram, feishu };
 }
 
 /**
- * Approvals from a phone: Slack Block Kit buttons and Telegram inline keyboards come back here as
- * verified callbacks and decide through `services.approvals`.
+ * Approvals from a phone: Slack Block Kit buttons, Telegram inline keyboards and Feishu app-card
+ * buttons come back here as verified callbacks and decide through `services.approvals`.
  */
 export function callbacksModule(opts: CallbacksOptions = {}): Module {
-  let state: CallbackState = { slack: new Map(), telegram: new Map() };
+  let state: CallbackState = { slack: new Map(), telegram: new Map(), feishu: new Map() };
   return {
     name: 'callbacks',
     routes(app, services) {

@@ -1,14 +1,15 @@
 import type { Context } from 'hono';
 import { AppError } from '../errors/index.js';
 import { REJECT_ERROR_CODE } from '../ingress/source.js';
+import { verifyFeishu } from '../ingress/sources/feishu/index.js';
 import { verifySlack } from '../ingress/sources/slack/index.js';
 import { verifyTelegram } from '../ingress/sources/telegram/index.js';
 import { isRecord } from '../ingress/sources/common/request.js';
 import { readBody, requireJsonContentType } from '../server/body.js';
 import type { App, AppEnv, Services } from '../server/module.js';
 import type { ApprovalService } from '../server/ports.js';
-import { slackClick, telegramClick } from './click.js';
-import type { SlackCallbackConfig, TelegramCallbackConfig } from './config.js';
+import { feishuClick, slackClick, telegramClick } from './click.js';
+import type { FeishuCallbackConfig, SlackCallbackConfig, TelegramCallbackConfig } from './config.js';
 import { allowed, decideClick, OUTCOME_TEXT, type Outcome } from './decide.js';
 
 /** A configured callback channel with its secret resolved at start. */
@@ -20,10 +21,26 @@ export interface TelegramEndpoint {
   config: TelegramCallbackConfig;
   token: string;
 }
+export interface FeishuEndpoint {
+  config: FeishuCallbackConfig;
+  token: string;
+  encryptKey?: string;
+}
 export interface CallbackState {
   slack: ReadonlyMap<string, SlackEndpoint>;
   telegram: ReadonlyMap<string, TelegramEndpoint>;
+  feishu: ReadonlyMap<string, FeishuEndpoint>;
 }
+
+// Feishu shows the toast to the person who pressed; the type picks its colour and icon.
+const FEISHU_TOAST: Readonly<Record<Outcome, 'success' | 'info' | 'error'>> = {
+  approved: 'success',
+  rejected: 'success',
+  already_decided: 'info',
+  expired: 'info',
+  not_found: 'info',
+  not_allowed: 'error',
+};
 
 const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
 
@@ -135,5 +152,35 @@ export function callbackRoutes(app: App, services: Services, state: () => Callba
       callback_query_id: click.queryId,
       text: OUTCOME_TEXT[outcome],
     });
+  });
+
+  app.post('/v1/callbacks/feishu/:channel', async (c) => {
+    const name = c.req.param('channel');
+    const endpoint = state().feishu.get(name);
+    if (!endpoint) throw unknownChannel('feishu', name);
+    requireJsonContentType(c);
+    const body = await readBody(c, services.config.server.body_limit_bytes);
+    // The event verifier: signature (and decryption) when an encrypt key is set, the body's token always.
+    const verified = verifyFeishu(
+      { headers: lowerHeaders(c), body, now: services.now() },
+      {
+        tokens: [endpoint.token],
+        encryptKeys: endpoint.encryptKey === undefined ? [] : [endpoint.encryptKey],
+        toleranceSeconds: endpoint.config.tolerance_seconds,
+      },
+    );
+    if (verified.kind === 'rejected')
+      throw new AppError(REJECT_ERROR_CODE[verified.reason], verified.message);
+    if (verified.kind === 'challenge') return c.json(verified.response.body, 200);
+    if (!isRecord(verified.payload)) throw new AppError('bad_request', 'not a Feishu callback');
+
+    const click = feishuClick(verified.payload);
+    if (click.kind === 'malformed') throw new AppError('bad_request', click.message);
+    // Feishu wants a 200 within 3 s; an empty object leaves the card as it is and shows nothing.
+    if (click.kind === 'ignored') return c.json({});
+    const outcome = allowed(endpoint.config.allowed_open_ids, click.userId)
+      ? await decideClick(approvalsOf(services), click, { name: `feishu:${click.userId}`, role: 'approver' })
+      : 'not_allowed';
+    return c.json({ toast: { type: FEISHU_TOAST[outcome], content: OUTCOME_TEXT[outcome] } });
   });
 }
