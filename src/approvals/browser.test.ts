@@ -6,6 +6,9 @@ import { type ApprovalsHarness, approvalsHarness } from './testing/harness.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
+// CI installs Chromium and sets this, so a missing browser fails there instead of skipping.
+if (!haveChromium && process.env.SWITCHBOARD_REQUIRE_CHROMIUM === '1')
+  throw new Error(`${CHROMIUM} is required (SWITCHBOARD_REQUIRE_CHROMIUM=1): apt-get install chromium`);
 if (!haveChromium)
   process.stderr.write(
     `skipping the approval page browser test: ${CHROMIUM} is missing (apt-get install chromium)\n`,
