@@ -13,7 +13,7 @@ export interface ReplayOptions {
 }
 
 /** Where client commands reach the gateway (CONTRACT.md). */
-const DEFAULT_URL = 'http://127.0.0.1:8787';
+import { DEFAULT_URL } from './client.js';
 
 export interface ReplayResult {
   id: string;
