@@ -41,6 +41,10 @@ export const ACTIONS = {
   approvalId: 'apr_01JDZ3R5W8XK2M4N6P8Q0S2T4V',
 } as const;
 
+/** A signed reply page link (docs/replies.md); the token's shape does not matter to a channel. */
+export const REPLY_URL =
+  'https://sb.example/r/eyJ0IjoidHNrXzAxSkRaM1I1VzhYSzJNNE42UDhRMFMyVDRWIn0.c2lnbmF0dXJlLW9mLXRoZS1yZXBseS1saW5rLTEyMzQ1';
+
 export function sampleMessage(over: Partial<Message> = {}): Message {
   return {
     kind: 'progress',
@@ -153,6 +157,17 @@ export function channelCase<C, R, P>(fx: ChannelCase<C, R, P>): void {
         expect(fx.wire(r)).toContain(ACTIONS.pageUrl);
       }
     });
+
+    // The feishu channel renders the reply link in its own change (its helper removes this condition).
+    if (kind.type !== 'feishu') {
+      it('carries the reply link, also when a long detail is cut', () => {
+        const done = sampleMessage({ stage: 'done', reply: { url: REPLY_URL } });
+        expect(fx.wire(render(done))).toContain(REPLY_URL);
+        const long = { ...done, detail: 'x'.repeat(kind.maxLength * 2 + 10) };
+        expect(fx.wire(render(long))).toContain(REPLY_URL);
+        expect(fx.wire(render(sampleMessage()))).not.toContain('/r/');
+      });
+    }
 
     it('labels the message in English or Chinese', () => {
       expect(fx.wire(render(sampleMessage({ locale: 'en' })))).toContain('Failed');

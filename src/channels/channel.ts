@@ -21,6 +21,11 @@ export interface Message {
   mention?: boolean;
   /** Approve/reject targets; each points at the gateway's public URL. */
   actions?: ApprovalActions;
+  /**
+   * A signed reply page (`/r/{token}`) for a headless task that can be resumed: a "Reply" link or
+   * button. What is typed there continues the task's session as data (docs/replies.md).
+   */
+  reply?: { url: string };
   locale?: Locale;
   /** Idempotency key: the same event renders to the same request and carries this id where the provider allows. */
   eventId: string;

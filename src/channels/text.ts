@@ -18,6 +18,7 @@ const LABELS = {
     approve: 'Approve',
     reject: 'Reject',
     open: 'Open approval page',
+    reply: 'Reply',
     task: 'Task',
     agent: 'Agent',
     artifact: 'Result',
@@ -35,6 +36,7 @@ const LABELS = {
     approve: '批准',
     reject: '拒绝',
     open: '打开审批页面',
+    reply: '回复',
     task: '任务',
     agent: '智能体',
     artifact: '结果',
@@ -47,6 +49,8 @@ export interface Labels {
   approve: string;
   reject: string;
   open: string;
+  /** The link to the reply page of a resumable headless task. */
+  reply: string;
   task: string;
   agent: string;
   artifact: string;
@@ -161,17 +165,30 @@ export function linkLines(msg: Message): string[] {
   return [`${l.open}: ${msg.actions.pageUrl}`];
 }
 
+/** The reply page as a plain-text line, for channels that cannot carry it as a button. */
+export function replyLines(msg: Message): string[] {
+  if (!msg.reply) return [];
+  return [`${labels(msg.locale).reply}: ${msg.reply.url}`];
+}
+
 export interface PlainOptions {
   /** Leave the headline out when the channel shows it as a separate title. */
   headline?: boolean;
   /** Leave the page link out when buttons carry the approval. */
   links?: boolean;
+  /** Leave the reply link out when a button carries it; default: as `links`. */
+  reply?: boolean;
 }
 
 /** The message as plain text within a cap: headline, summary, detail, context, links. */
 export function plainText(msg: Message, max: number, unit: LengthUnit, opts: PlainOptions = {}): string {
   const head = opts.headline === false ? msg.summary : `${headline(msg)}\n${msg.summary}`;
-  const tail = [...contextLines(msg), ...(opts.links === false ? [] : linkLines(msg))].join('\n');
+  const withReply = opts.reply ?? opts.links !== false;
+  const tail = [
+    ...contextLines(msg),
+    ...(opts.links === false ? [] : linkLines(msg)),
+    ...(withReply ? replyLines(msg) : []),
+  ].join('\n');
   return fitText(head, msg.detail, tail, max, unit);
 }
 

@@ -53,6 +53,7 @@ export function formatAlertmanager(
   };
   if (msg.artifact) annotations['artifact'] = msg.artifact;
   if (msg.actions) annotations['approval_page'] = msg.actions.pageUrl;
+  if (msg.reply) annotations['reply_page'] = msg.reply.url;
   const alert: Record<string, unknown> = {
     labels,
     annotations,

@@ -31,6 +31,7 @@ export function formatDiscord(input: Message, config: DiscordConfig, ctx: Format
   const tail = [...contextLines(msg)];
   // A plain webhook cannot carry components (they need an application-owned webhook): links instead.
   if (msg.actions) tail.push(`[${l.open}](${msg.actions.pageUrl})`);
+  if (msg.reply) tail.push(`[${l.reply}](${msg.reply.url})`);
   const embed: Record<string, unknown> = {
     title: truncate(headline(msg), TITLE_MAX, 'chars'),
     description: fitText(msg.summary, msg.detail, tail.join('\n'), DISCORD_DESCRIPTION_MAX_CHARS, 'chars'),

@@ -60,6 +60,8 @@ export function formatNtfy(input: Message, config: NtfyConfig, ctx: FormatContex
     });
     actions.push({ action: 'view', label: l.open, url: msg.actions.pageUrl });
   }
+  // ntfy takes at most three actions; an approval's three come first.
+  if (msg.reply && actions.length < 3) actions.push({ action: 'view', label: l.reply, url: msg.reply.url });
   const body: Record<string, unknown> = {
     topic: config.topic,
     title: truncate(headline(msg), TITLE_MAX, 'chars'),

@@ -40,6 +40,7 @@ const HEADER_MAX_CHARS = 150; // Block Kit header limit
 const FALLBACK_MAX_CHARS = 300; // the push notification shows a line or two of it
 export const SLACK_APPROVE_ACTION = 'switchboard_approve';
 export const SLACK_REJECT_ACTION = 'switchboard_reject';
+export const SLACK_REPLY_ACTION = 'switchboard_reply';
 
 /** mrkdwn control characters; escaping them also disarms `<!channel>` and `<@U…>` written by the agent. */
 export const slackEscape = (t: string) =>
@@ -80,6 +81,21 @@ export function formatSlack(input: Message, config: SlackConfig, ctx: FormatCont
       elements: [
         btn(l.approve, SLACK_APPROVE_ACTION, 'primary', a.approveUrl),
         btn(l.reject, SLACK_REJECT_ACTION, 'danger', a.rejectUrl),
+      ],
+    });
+  }
+  if (msg.reply) {
+    // A link button: Slack opens the reply page; with interactivity on, the click also arrives and is ignored.
+    blocks.push({
+      type: 'actions',
+      block_id: 'switchboard_reply',
+      elements: [
+        {
+          type: 'button',
+          text: { type: 'plain_text', text: l.reply },
+          action_id: SLACK_REPLY_ACTION,
+          url: msg.reply.url,
+        },
       ],
     });
   }

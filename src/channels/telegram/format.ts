@@ -39,7 +39,12 @@ export function formatTelegram(input: Message, config: TelegramConfig, ctx: Form
   // No parse_mode: the agent's text is shown as it is, never interpreted as markup.
   const text =
     mention +
-    silence(plainText(msg, TELEGRAM_TEXT_MAX_CHARS - mention.length, 'chars', { links: !msg.actions }));
+    silence(
+      plainText(msg, TELEGRAM_TEXT_MAX_CHARS - mention.length, 'chars', {
+        links: !msg.actions,
+        reply: false,
+      }),
+    );
   const body: Record<string, unknown> = {
     chat_id: config.chat_id,
     text,
@@ -47,17 +52,19 @@ export function formatTelegram(input: Message, config: TelegramConfig, ctx: Form
     link_preview_options: { is_disabled: true },
   };
   if (config.message_thread_id !== undefined) body['message_thread_id'] = config.message_thread_id;
+  const keyboard: unknown[][] = [];
   if (msg.actions) {
-    body['reply_markup'] = {
-      inline_keyboard: [
-        [
-          { text: l.approve, callback_data: callbackData('approve', msg.actions.approvalId) },
-          { text: l.reject, callback_data: callbackData('reject', msg.actions.approvalId) },
-        ],
-        [{ text: l.open, url: msg.actions.pageUrl }],
+    keyboard.push(
+      [
+        { text: l.approve, callback_data: callbackData('approve', msg.actions.approvalId) },
+        { text: l.reject, callback_data: callbackData('reject', msg.actions.approvalId) },
       ],
-    };
+      [{ text: l.open, url: msg.actions.pageUrl }],
+    );
   }
+  // The reply page; a Telegram reply to this message works too when the callbacks route takes messages.
+  if (msg.reply) keyboard.push([{ text: l.reply, url: msg.reply.url }]);
+  if (keyboard.length > 0) body['reply_markup'] = { inline_keyboard: keyboard };
   const token = requireSecret(ctx, config.token_env);
   const api = (config.api_url ?? TELEGRAM_API_URL).replace(/\/+$/, '');
   return { url: `${api}/bot${token}/sendMessage`, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };

@@ -44,6 +44,8 @@ export function formatWebhook(input: Message, config: WebhookConfig, ctx: Format
   if (msg.agent !== undefined) data['agent'] = msg.agent;
   // Only the page and the id: a machine receiver should not hold one-time approve links.
   if (msg.actions) data['approval'] = { id: msg.actions.approvalId, page_url: msg.actions.pageUrl };
+  // The reply page (a GET shows a form; only its POST resumes the task), for receivers that relay to people.
+  if (msg.reply) data['reply'] = { url: msg.reply.url };
   const body = JSON.stringify({
     type: EVENT_TYPE[msg.kind],
     timestamp: new Date(ctx.now).toISOString(),

@@ -31,6 +31,7 @@ export function formatWecom(input: Message, config: WecomConfig, ctx: FormatCont
   const head = `## ${neutralize(headline(msg))}\n<font color="${COLOR[msg.severity]}">${l.severity[msg.severity]}</font> ${neutralize(msg.summary)}`;
   const tail: string[] = contextLines(msg).map(neutralize);
   if (msg.actions) tail.push(`[${l.open}](${msg.actions.pageUrl})`);
+  if (msg.reply) tail.push(`[${l.reply}](${msg.reply.url})`);
   const mention = msg.mention && config.mention_userid ? `\n<@${config.mention_userid}>` : '';
   const room = WECOM_MARKDOWN_MAX_BYTES - Buffer.byteLength(mention);
   const content =

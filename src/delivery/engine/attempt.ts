@@ -34,6 +34,8 @@ export interface AttemptResult {
   /** The raw HTTP attempt; a synthetic one when the channel never reached `post` (config error, SMTP). */
   result: SendResult;
   outcome: Outcome;
+  /** The provider's id of what it posted (Telegram message_id, Slack ts), when the channel read one. */
+  providerId?: string;
 }
 
 /** Throws what `guardedPost` throws, so channels map failures the same way in both paths. */
@@ -99,11 +101,12 @@ export async function attemptDelivery(
     verdict = { kind: 'dead', reason: `channel failed: ${(err as Error).name}` };
   }
   const raw = sink.last;
+  const provider = verdict.kind === 'ok' && verdict.providerId ? { providerId: verdict.providerId } : {};
   if (!raw) {
     // Never reached the network (a missing secret, a refused SMTP target, or SMTP itself).
     const result: SendResult = { sent: verdict.kind === 'ok', durationMs: deps.now() - started };
     const outcome = channelVerdict(verdict, attempt, deps, undefined) ?? { kind: 'ok' };
-    return { result, outcome };
+    return { result, outcome, ...provider };
   }
   const outcome = classify(raw, {
     attempt,
@@ -112,5 +115,5 @@ export async function attemptDelivery(
     ...(deps.random ? { random: deps.random } : {}),
     inspect: (r) => channelVerdict(verdict, attempt, deps, r.status),
   });
-  return { result: raw, outcome };
+  return { result: raw, outcome, ...provider };
 }

@@ -263,7 +263,7 @@ export class DeliveryEngine {
 
   private async send(p: Prepared): Promise<Finished | undefined> {
     const attempt = Number(p.row.attempts) + 1;
-    const { result, outcome } = await attemptDelivery(p.kind, p.config, p.message, attempt, {
+    const { result, outcome, providerId } = await attemptDelivery(p.kind, p.config, p.message, attempt, {
       dispatcher: this.o.dispatcher,
       policy: this.o.policies.retry,
       timeoutMs: this.o.policies.timeoutMs,
@@ -284,7 +284,7 @@ export class DeliveryEngine {
             this.o.random ?? Math.random,
           )
         : outcome;
-    return { row: p.row, attempt, result, outcome: kept };
+    return { row: p.row, attempt, result, outcome: kept, ...(providerId ? { providerId } : {}) };
   }
 
   /** Rows, endpoint states and attempt events of a batch, in one transaction. */

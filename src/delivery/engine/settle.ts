@@ -18,6 +18,7 @@ export interface Finished {
   attempt: number;
   result: SendResult;
   outcome: Outcome;
+  providerId?: string;
 }
 
 /** The row's next status and the attempt's event. */
@@ -34,6 +35,8 @@ export function settle(f: Finished): { status: q.DeliveryStatus; event: Envelope
   switch (f.outcome.kind) {
     case 'ok':
       status = 'succeeded';
+      // The provider's message id (Telegram message_id, Slack ts): a chat reply to it can be mapped back.
+      if (f.providerId !== undefined) data['provider_id'] = f.providerId;
       break;
     case 'retry':
       status = 'pending';
