@@ -51,6 +51,49 @@ channelCase({
   },
 });
 
+// App mode: the rendered request is `im/v1/messages`, whose `content` is the card as a JSON string.
+const appCard = (r: HttpRequest) =>
+  JSON.parse(String((JSON.parse(r.body) as { content: string }).content)) as {
+    body: { elements: Record<string, unknown>[] };
+  };
+/** Every string in a value, so the suite scans text as Feishu shows it, not JSON-escaped. */
+const strings = (v: unknown): string[] =>
+  typeof v === 'string' ? [v] : typeof v === 'object' && v !== null ? Object.values(v).flatMap(strings) : [];
+const APP = {
+  app_id: 'cli_a1b2c3d4e5f60789',
+  app_secret_env: 'FEISHU_APP_SECRET',
+  receive_id: 'oc_5ad11d72b830411d72b836c20',
+};
+
+channelCase({
+  kind: feishu,
+  rawConfig: { type: 'feishu', app: APP },
+  rawMentionConfig: { type: 'feishu', app: APP, mention_open_id: 'ou_7d8a6e6df7621556ce0d21922b676706ccs' },
+  secrets: { FEISHU_APP_SECRET: 'app-secret-for-tests' },
+  text: (r) => String((appCard(r).body.elements[0] as { text: { content: string } }).text.content),
+  wire: (r) => [r.url, ...strings(JSON.parse(r.body)), ...strings(appCard(r))].join('\n'),
+  buttons: (r) => {
+    const values = appCard(r)
+      .body.elements.flatMap((e) => (e['behaviors'] as { type: string; value?: unknown }[] | undefined) ?? [])
+      .filter((b) => b.type === 'callback')
+      .map((b) => JSON.stringify(b.value));
+    const [approve, reject] = values;
+    return approve && reject ? { approve, reject } : undefined;
+  },
+  mentions: (r) => strings(appCard(r)).some((t) => t.includes('<at id=ou_')),
+  responses: {
+    ok: response(200, {
+      code: 0,
+      msg: 'success',
+      data: { message_id: 'om_dc13264520392913993dd051dba21dcf' },
+    }),
+    business: response(400, { code: 230002, msg: 'The bot can not be outside the group.' }),
+    businessExpect: 'dead',
+    rateLimited: response(400, { code: 230020, msg: 'This operation triggers the frequency limit.' }),
+    serverError: response(502, '<html>bad gateway</html>'),
+  },
+});
+
 describe('the Feishu custom-bot signature', () => {
   it('matches the vectors in signature_vectors.md 4a', () => {
     expect(feishuSign(1599360473, 'demo')).toBe('l1N0gAcBjdwBvGm1xMjOF0XSyaLRpR7tuO5dHfhAYc8=');

@@ -1,35 +1,22 @@
-import type { ChannelKind, HttpResponse, SendResult } from '../channel.js';
-import { classifyStatus, isRecord, parseJson, providerText, sendHttp } from '../http.js';
+import type { ChannelKind } from '../channel.js';
+import { sendHttp } from '../http.js';
+import { clearFeishuTokens, parseFeishuResult, sendFeishuApp, TOKEN_INVALID_CODES } from './app.js';
 import {
+  FEISHU_OPEN_API,
   FEISHU_TEXT_MAX_BYTES,
+  type FeishuAppConfig,
   type FeishuConfig,
+  feishuAppCard,
   feishuConfig,
   feishuSign,
+  feishuUuid,
   formatFeishu,
 } from './format.js';
 
-// Business codes that mean "slow down", not "this will never work": 9499 and 11232 are the
-// custom-bot frequency limits. Everything else non-zero (19021 bad signature, 19024 missing
-// keyword, 19001 bad token…) needs a person to fix the config.
-const RETRYABLE_CODES = new Set([9499, 11232]);
-
-/** Feishu answers 200 with `{code, msg}`; only `code == 0` (or legacy `StatusCode == 0`) is delivery. */
-export function parseFeishuResult(res: HttpResponse): SendResult {
-  const body = parseJson(res.body);
-  const code = isRecord(body) ? (body['code'] ?? body['StatusCode']) : undefined;
-  const text = isRecord(body) ? String(body['msg'] ?? body['StatusMessage'] ?? '') : providerText(res.body);
-  if (typeof code === 'number' && code !== 0) {
-    if (RETRYABLE_CODES.has(code) || res.status === 429 || res.status >= 500) {
-      return { kind: 'retry', error: `feishu code ${code}: ${text}` };
-    }
-    return { kind: 'dead', reason: `feishu code ${code}: ${text}` };
-  }
-  const status = classifyStatus(res);
-  if (status) return status;
-  if (code === 0) return { kind: 'ok' };
-  return { kind: 'dead', reason: `not a Feishu bot answer: ${providerText(res.body)}` };
-}
-
+/**
+ * Two modes of one kind: a custom-bot webhook (one signed POST, link buttons) or, with `app:`, an
+ * app bot (token, then `im/v1/messages`, callback buttons that `src/callbacks` verifies).
+ */
 export const feishu: ChannelKind<FeishuConfig> = {
   type: 'feishu',
   configSchema: feishuConfig,
@@ -39,7 +26,21 @@ export const feishu: ChannelKind<FeishuConfig> = {
   format: formatFeishu,
   parseResult: parseFeishuResult,
   send: (msg, config, deps) =>
-    sendHttp({ format: formatFeishu, parseResult: parseFeishuResult }, msg, config, deps),
+    config.app
+      ? sendFeishuApp(msg, config, config.app, deps)
+      : sendHttp({ format: formatFeishu, parseResult: parseFeishuResult }, msg, config, deps),
 };
 
-export { feishuConfig, feishuSign, formatFeishu, type FeishuConfig };
+export {
+  clearFeishuTokens,
+  FEISHU_OPEN_API,
+  type FeishuAppConfig,
+  type FeishuConfig,
+  feishuAppCard,
+  feishuConfig,
+  feishuSign,
+  feishuUuid,
+  formatFeishu,
+  parseFeishuResult,
+  TOKEN_INVALID_CODES,
+};
