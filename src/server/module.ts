@@ -8,7 +8,7 @@ import type { Vault } from '../log/vault.js';
 import type { Db } from '../store/port.js';
 import type { KeyRing } from './auth.js';
 import type { Metrics } from './metrics.js';
-import type { ApprovalService, DeliveryPort, GateService, TaskService } from './ports.js';
+import type { ApprovalService, DeliveryPort, GateService, PhoneApprovals, TaskService } from './ports.js';
 
 export type Role = 'admin' | 'agent' | 'approver';
 
@@ -48,6 +48,8 @@ export interface Services {
   deliveries?: DeliveryPort;
   /** Set by the tasks module when it starts. */
   tasks?: TaskService;
+  /** Set by the signals module when it starts: permission prompts taken to the phone while away. */
+  phone?: PhoneApprovals;
   /** Appends an event (and its outbox row) using the configured tenant and environment. */
   emit(input: EnvelopeInput, db?: Db): Promise<Envelope>;
 }

@@ -171,3 +171,27 @@ export interface DeliveryPort {
     },
   ): Promise<{ id: string }>;
 }
+
+/**
+ * A permission prompt no rule decided (Claude Code / Codex `PermissionRequest`), offered to the phone.
+ * Set by the signals module, which knows whether the owner is away and what context a person needs.
+ */
+export interface PhoneApprovals {
+  /**
+   * When the owner is away (and prompts may go to the phone), creates an approval for the prompt,
+   * which notify announces with approve/deny buttons, and says how long to hold the hook for it (never
+   * more than `maxHoldMs`). Undefined: the prompt stays at the desk, answered with no decision.
+   */
+  escalate(req: PhoneEscalation): Promise<{ approval_id: string; hold_ms: number } | undefined>;
+}
+
+export interface PhoneEscalation {
+  intent: GateIntent;
+  principal: Principal;
+  /** The `agent.permission.requested` envelope: the approval is caused by it. */
+  cause: Envelope;
+  /** The hook's own body (cwd, session, transcript path): context for the person. */
+  raw: Record<string, unknown>;
+  /** What the runtime's timeout and the bridge's deadline leave for holding the hook. */
+  maxHoldMs: number;
+}

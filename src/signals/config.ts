@@ -70,6 +70,19 @@ export const signalsConfigSchema = z.strictObject({
       auto_after_idle_seconds: z.number().int().positive().optional(),
     })
     .default({}),
+  /**
+   * Permission prompts no rule decided (Claude Code and Codex `PermissionRequest`): while the owner
+   * is away, each becomes an approval with approve/deny buttons on the phone, and the hook is held for
+   * the answer. No answer within `wait_seconds` is no decision: the runtime's own dialog appears at the
+   * desk, and the approval expires (and says so).
+   */
+  permissions: z
+    .strictObject({
+      to_phone: z.boolean().default(true),
+      /** Also capped at 0.8 × the runtime's hook timeout and by the bridge's deadline. */
+      wait_seconds: z.number().int().min(1).max(3600).default(300),
+    })
+    .prefault({}),
 });
 
 export type SignalsConfig = z.infer<typeof signalsConfigSchema>;

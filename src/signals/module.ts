@@ -1,9 +1,10 @@
 import { AppError } from '../errors/index.js';
-import type { Module } from '../server/module.js';
+import type { Module, Services } from '../server/module.js';
+import { PhoneDesk } from './phone.js';
 import { type SignalsConfig, signalsConfigSchema } from './config.js';
 import { ACTIVITY_TYPES, SIGNAL_TYPES } from './mapping.js';
 import { awayRoutes } from './routes.js';
-import { type Reporter, SignalRelay, SUBSCRIBER } from './service.js';
+import { APPROVAL_EXPIRED, type Reporter, SignalRelay, SUBSCRIBER } from './service.js';
 
 export interface SignalsModuleOptions {
   /**
@@ -21,6 +22,7 @@ export interface SignalsModule extends Module {
 export function signalsModule(opts: SignalsModuleOptions): SignalsModule {
   let cfg: SignalsConfig | undefined;
   let handler: SignalRelay | undefined;
+  let services: Services | undefined;
   const config = (): SignalsConfig => {
     if (!cfg) throw new AppError('not_ready', 'the signals module is not running');
     return cfg;
@@ -31,13 +33,15 @@ export function signalsModule(opts: SignalsModuleOptions): SignalsModule {
     routes(app, services) {
       awayRoutes(app, services, config);
     },
-    start(services) {
+    start(s) {
+      services = s;
       cfg = signalsConfigSchema.parse(services.config.signals ?? {});
       const h = new SignalRelay(services, cfg, opts.reporter);
       handler = h;
+      services.phone = new PhoneDesk(services, cfg);
       services.relay.subscribe({
         name: SUBSCRIBER,
-        accepts: (t) => SIGNAL_TYPES.has(t) || ACTIVITY_TYPES.has(t),
+        accepts: (t) => SIGNAL_TYPES.has(t) || ACTIVITY_TYPES.has(t) || t === APPROVAL_EXPIRED,
         handle: async (event) => {
           await h.handle(event);
         },
@@ -45,6 +49,7 @@ export function signalsModule(opts: SignalsModuleOptions): SignalsModule {
     },
     stop() {
       handler = undefined;
+      if (services?.phone instanceof PhoneDesk) services.phone = undefined;
     },
   };
 }

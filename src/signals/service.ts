@@ -4,6 +4,7 @@ import { markProcessed, wasProcessed } from '../log/inbox.js';
 import type { ProgressInput, ProgressResult, ReportContext } from '../notify/service.js';
 import type { Services } from '../server/module.js';
 import { readAway, TENANT_OWNER } from './away.js';
+import { NOTIFICATION_FOLD_GRACE_MS } from './phone.js';
 import { kindEnabled, type SignalsConfig } from './config.js';
 import { branchOf, projectOf, reportFor } from './context.js';
 import { ACTIVITY_TYPES, type Signal, toSignal } from './mapping.js';
@@ -16,6 +17,9 @@ export interface Reporter {
 
 /** Subscriber names key the inbox: renaming one makes it see old events again. */
 export const SUBSCRIBER = 'signals';
+
+/** A phone approval nobody answered in time: the person hears that the prompt waits at the desk. */
+export const APPROVAL_EXPIRED = 'agent.approval.expired';
 
 export type SignalOutcome =
   | { kind: 'ignored' }
@@ -63,6 +67,7 @@ export class SignalRelay {
       if (event.type === 'agent.prompt.submitted') await this.s.db.query(q.touchInput(TENANT_OWNER, now));
       return { kind: 'ignored' };
     }
+    if (event.type === APPROVAL_EXPIRED) return this.expired(event);
     const raw = await this.payload(event);
     const signal = toSignal(event.type, String(event.redacted_summary.event ?? ''), raw);
     if (!signal) return { kind: 'ignored' };
@@ -91,6 +96,16 @@ export class SignalRelay {
       );
       await this.suppressed(event, 'idle_folded', signal, { folded });
       return { kind: 'folded', signal: signal.kind };
+    }
+    if (signal.kind === 'permission_prompt') {
+      // The same prompt the phone already shows as an approval (the runtime raises its notification
+      // when its own dialog appears): telling it twice is noise.
+      const since = now - (this.cfg.permissions.wait_seconds * 1000 + NOTIFICATION_FOLD_GRACE_MS);
+      const [onPhone] = await this.s.db.query<q.PhoneApprovalRow>(q.recentPhoneApproval(sessionKey, since));
+      if (onPhone) {
+        await this.suppressed(event, 'approval_on_phone', signal, { approval_id: onPhone.approval_id });
+        return { kind: 'folded', signal: signal.kind };
+      }
     }
     if (signal.needsPerson) {
       const away = await readAway(this.s.db, owner, this.cfg, now);
@@ -142,6 +157,49 @@ export class SignalRelay {
     return { kind: 'reported', signal: signal.kind, result };
   }
 
+  /**
+   * A permission prompt taken to the phone expired unanswered: the hook has already let the runtime's
+   * own dialog appear, and the person is told so (other approvals expire silently, as before).
+   */
+  private async expired(event: Envelope): Promise<SignalOutcome> {
+    const id = strOf(event.redacted_summary.approval_id);
+    if (!id) return { kind: 'ignored' };
+    const [row] = await this.s.db.query<q.PhoneApprovalRow>(q.getPhoneApproval(id));
+    if (!row) return { kind: 'ignored' };
+    const reporter = this.reporter();
+    if (!reporter) return { kind: 'ignored' };
+    const runtime = row.session_key.slice(0, row.session_key.indexOf(':'));
+    const sessionId = event.execution.session_id ?? undefined;
+    const action = strOf(event.redacted_summary.action);
+    const taskId = event.execution.task_id;
+    const agent = event.actor.agent_id ?? 'agent';
+    const result = await reporter.report(
+      {
+        stage: 'blocked',
+        severity: 'warn',
+        summary: 'No answer in time: the permission prompt is waiting at the desk',
+        detail: [
+          action ? `asked: ${action}` : undefined,
+          `approval: ${id} expired`,
+          runtime ? `runtime: ${runtime}` : undefined,
+          sessionId ? `session: ${sessionId}` : undefined,
+        ]
+          .filter(Boolean)
+          .join('\n'),
+      },
+      {
+        principal: {
+          name: taskId ? agent : [agent, sessionId?.slice(0, 8)].filter(Boolean).join(':'),
+          role: 'agent',
+          ...(taskId ? { task_id: taskId } : {}),
+        },
+        task_id: taskId ?? null,
+        ...(sessionId ? { session_id: sessionId } : {}),
+      },
+    );
+    return { kind: 'reported', signal: 'permission_request', result };
+  }
+
   /** The raw hook body from the vault; an expired or missing payload leaves only the envelope. */
   private async payload(event: Envelope): Promise<Record<string, unknown>> {
     if (!event.payload_ref) return {};
@@ -159,7 +217,7 @@ export class SignalRelay {
 
   private async suppressed(
     cause: Envelope,
-    reason: 'idle_folded' | 'owner_not_away',
+    reason: 'idle_folded' | 'owner_not_away' | 'approval_on_phone',
     signal: Signal,
     extra: Record<string, unknown> = {},
   ): Promise<void> {

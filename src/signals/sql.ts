@@ -60,3 +60,35 @@ export function saveSession(
     values: [key, s.last_activity_at, s.idle_open ? 1 : 0, s.idle_folded, now],
   };
 }
+
+/** A permission prompt taken to the phone (migration 0451). */
+export function recordPhoneApproval(approvalId: string, sessionKey: string, owner: string, now: number) {
+  return {
+    text: `INSERT INTO signal_approvals (approval_id, session_key, owner, created_at) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (approval_id) DO NOTHING`,
+    values: [approvalId, sessionKey, owner, now],
+  };
+}
+
+export interface PhoneApprovalRow {
+  approval_id: string;
+  session_key: string;
+  owner: string;
+  created_at: number;
+}
+
+export function getPhoneApproval(approvalId: string) {
+  return {
+    text: 'SELECT approval_id, session_key, owner, created_at FROM signal_approvals WHERE approval_id = $1',
+    values: [approvalId],
+  };
+}
+
+/** The newest phone approval of a session created since `since`, if any. */
+export function recentPhoneApproval(sessionKey: string, since: number) {
+  return {
+    text: `SELECT approval_id, session_key, owner, created_at FROM signal_approvals
+           WHERE session_key = $1 AND created_at >= $2 ORDER BY created_at DESC LIMIT 1`,
+    values: [sessionKey, since],
+  };
+}

@@ -34,6 +34,24 @@ export function forAdapter(g: GateDecision): Decision {
   return d;
 }
 
+/**
+ * The gate had no opinion: no rule matched and the configured default is allow. The runtime keeps its
+ * own permission flow (its dialog, its allow-list) rather than being told "allow", which in Claude
+ * Code would skip the dialog for every tool a fresh install has no rule for.
+ */
+export function noOpinion(g: Pick<GateDecision, 'decision' | 'reason_code'>): boolean {
+  return g.decision === 'allow' && g.reason_code === 'NO_RULE_MATCHED';
+}
+
+/**
+ * A permission prompt's approval on the phone: approved or rejected is the answer; still pending or
+ * expired (nobody tapped in time) is no decision, so the runtime's own dialog appears at the desk.
+ */
+export function afterPhone(view: ApprovalView | undefined): Decision | null {
+  if (!view || (view.state !== 'approved' && view.state !== 'rejected')) return null;
+  return afterWait({ decision: 'require_approval', reason_code: 'PHONE_APPROVAL' }, view);
+}
+
 /** A held approval's state turned into the decision to answer with; still pending keeps the ask. */
 export function afterWait(held: Decision, view: ApprovalView | undefined): Decision {
   if (!view) return held;

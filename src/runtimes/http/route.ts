@@ -10,7 +10,7 @@ import type { GateIntent } from '../../server/ports.js';
 import { RUNTIME_KINDS, runtimeFor } from '../index.js';
 import type { Decision, NativeReply, Normalized, RuntimeAdapter } from '../runtime.js';
 import type { HooksConfig } from './config.js';
-import { afterWait, forAdapter, holdMs } from './decision.js';
+import { afterPhone, afterWait, forAdapter, holdMs, noOpinion } from './decision.js';
 
 const DAY_MS = 86_400_000;
 
@@ -36,6 +36,7 @@ export async function handleHook(c: Context<AppEnv>, s: Services, cfg: () => Hoo
     const deadline = Number(c.req.header(DEADLINE_HEADER));
     const decision = await decide(s, adapter, n, principal, cause, {
       waitSeconds: cfg().approval_wait_seconds,
+      bytes,
       ...(Number.isFinite(deadline) && deadline > 0 ? { bridgeDeadlineMs: deadline } : {}),
       signal: c.req.raw.signal,
     });
@@ -102,8 +103,12 @@ async function touch(s: Services, n: Normalized, adapter: RuntimeAdapter, princi
   }
 }
 
+const PERMISSION_EVENT = 'agent.permission.requested';
+
 interface DecideOptions {
   waitSeconds: number;
+  /** The hook's raw body: context for a prompt taken to the phone. */
+  bytes: Uint8Array;
   bridgeDeadlineMs?: number;
   signal: AbortSignal;
 }
@@ -134,6 +139,13 @@ async function decide(
   } catch (err) {
     return unavailable(s, n, cause, (err as Error).message);
   }
+  if (noOpinion(decision)) {
+    // No rule spoke: the runtime keeps its own permission flow. A permission prompt (the runtime is
+    // about to ask a person) may instead go to the phone while the owner is away.
+    return cause.type === PERMISSION_EVENT
+      ? toPhone(s, adapter, n, principal, cause, gateIntent, opts)
+      : null;
+  }
   if (decision.decision === 'require_approval' && decision.approval_id && s.approvals) {
     const ms = holdMs(adapter, opts.waitSeconds, opts.bridgeDeadlineMs);
     if (ms > 0) {
@@ -145,6 +157,52 @@ async function decide(
     }
   }
   return decision;
+}
+
+/**
+ * A permission prompt no rule decided: the signals module takes it to the phone when the owner is away
+ * (an approval with buttons), and the hook is held for the answer. Approve allows, reject denies with
+ * the reason; anything else (no answer, the phone path off or failing) is no decision, so the
+ * runtime's own dialog appears at the desk as usual.
+ */
+async function toPhone(
+  s: Services,
+  adapter: RuntimeAdapter,
+  n: Normalized,
+  principal: Principal,
+  cause: Envelope,
+  intent: GateIntent,
+  opts: DecideOptions,
+): Promise<Decision | null> {
+  if (!s.phone || !s.approvals) return null;
+  const approvals = s.approvals;
+  try {
+    const escalated = await s.phone.escalate({
+      intent,
+      principal,
+      cause,
+      raw: rawOf(opts.bytes),
+      maxHoldMs: holdMs(adapter, Number.POSITIVE_INFINITY, opts.bridgeDeadlineMs),
+    });
+    if (!escalated) return null;
+    const view = await approvals.wait(escalated.approval_id, escalated.hold_ms, opts.signal);
+    return afterPhone(view);
+  } catch (err) {
+    s.logger.warn(
+      { err, tool: n.intent?.tool },
+      'hook: the phone approval failed; the prompt stays at the desk',
+    );
+    return null;
+  }
+}
+
+function rawOf(bytes: Uint8Array): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(bytes).toString('utf8'));
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 /**
