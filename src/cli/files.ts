@@ -12,12 +12,15 @@ export function readIfPresent(path: string): string | undefined {
   }
 }
 
-/** Same directory, then rename: the runtime reading the file never sees it half-written. */
-export function writeAtomically(path: string, text: string): void {
+/**
+ * Same directory, then rename: the runtime reading the file never sees it half-written. `mode` is for
+ * files that may hold secrets (switchboard.yaml, ~/.claude.json), which keep their own permissions.
+ */
+export function writeAtomically(path: string, text: string, mode = 0o644): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    writeFileSync(tmp, text, { mode: 0o644 });
+    writeFileSync(tmp, text, { mode });
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });

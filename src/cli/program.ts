@@ -121,7 +121,25 @@ setup
   .option('--url <url>', 'gateway URL (default $SWITCHBOARD_URL, else http://127.0.0.1:8787)')
   .option('--timeout <seconds>', 'hook timeout Claude Code applies')
   .option('--bridge <command>', 'the bridge command to write (default: switchboard hook claude-code)')
-  .option('--dry-run', 'print the diff and write nothing')
+  .option(
+    '--notify <channel>',
+    "also add the MCP server and route this machine's agents to <channel>: a channel name from switchboard.yaml or an ntfy topic URL (https://ntfy.sh/<topic>)",
+  )
+  .option('--channel-name <name>', 'with --notify <ntfy URL>: name of the channel to add (default: phone)')
+  .option(
+    '--agent <key name>',
+    'with --notify: the agent key the route is for (repeatable; default: every agent key in auth.keys)',
+    (v: string, prev: string[] = []) => [...prev, v],
+  )
+  .option(
+    '--public-url <url>',
+    "with --notify: set server.public_url, where the phone's buttons reach the gateway",
+  )
+  .option(
+    '-c, --config <path>',
+    'with --notify: the Switchboard config to edit (default: $SWITCHBOARD_CONFIG, else ./switchboard.yaml)',
+  )
+  .option('--dry-run', 'print the diffs and write nothing')
   .action(async (o) => {
     await (await import('./setup.js')).run(o);
   });
