@@ -109,3 +109,53 @@ export function feishuClick(payload: Record<string, unknown>): Click {
   if (!userId) return { kind: 'malformed', message: 'card.action.trigger without event.operator.open_id' };
   return { kind: 'click', decision: value.switchboard as Decision, approvalId, userId };
 }
+
+/** A Telegram `message` update: a text reply to one of our messages, or not ours to handle. */
+export type TelegramReply =
+  | {
+      kind: 'reply';
+      /** `update_id`: a redelivered update carries the same one, so it resumes once. */
+      updateId: string;
+      chatId: string;
+      /** The reply's own message id (our answer quotes it). */
+      messageId: number;
+      /** The message replied to: the one we sent, if it is ours. */
+      replyTo: string;
+      userId: string;
+      text: string;
+    }
+  /** Not a `message` update: the callback_query path decides what it is. */
+  | { kind: 'none' }
+  /** A message that is not a person's text reply (a bot, no reply, no text): answered 200, nothing done. */
+  | { kind: 'ignored' };
+
+/** Reads a verified Update for a reply to one of our messages; edits and channel posts are ignored. */
+export function telegramReply(update: Record<string, unknown>): TelegramReply {
+  if (update.message === undefined) {
+    const other = ['edited_message', 'channel_post', 'edited_channel_post'];
+    return other.some((k) => update[k] !== undefined) ? { kind: 'ignored' } : { kind: 'none' };
+  }
+  const msg = update.message;
+  if (!isRecord(msg) || !isRecord(msg.reply_to_message) || typeof msg.text !== 'string')
+    return { kind: 'ignored' };
+  const from = isRecord(msg.from) ? msg.from : undefined;
+  if (!from || from.is_bot === true || typeof from.id !== 'number') return { kind: 'ignored' };
+  const replyTo = msg.reply_to_message.message_id;
+  const chatId = pick(msg, 'chat', 'id');
+  if (
+    typeof update.update_id !== 'number' ||
+    typeof msg.message_id !== 'number' ||
+    typeof replyTo !== 'number' ||
+    !chatId
+  )
+    return { kind: 'ignored' };
+  return {
+    kind: 'reply',
+    updateId: String(update.update_id),
+    chatId,
+    messageId: msg.message_id,
+    replyTo: String(replyTo),
+    userId: String(from.id),
+    text: msg.text,
+  };
+}

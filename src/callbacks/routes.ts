@@ -8,7 +8,9 @@ import { isRecord } from '../ingress/sources/common/request.js';
 import { readBody, requireJsonContentType } from '../server/body.js';
 import type { App, AppEnv, Services } from '../server/module.js';
 import type { ApprovalService } from '../server/ports.js';
-import { feishuClick, slackClick, telegramClick } from './click.js';
+import { MAX_RESUME_MESSAGE_CHARS } from '../tasks/routes.js';
+import { Replies, type ReplyOutcome } from '../replies/service.js';
+import { feishuClick, slackClick, telegramClick, type TelegramReply, telegramReply } from './click.js';
 import type { FeishuCallbackConfig, SlackCallbackConfig, TelegramCallbackConfig } from './config.js';
 import { allowed, decideClick, OUTCOME_TEXT, type Outcome } from './decide.js';
 
@@ -76,6 +78,55 @@ function fromChannelChat(services: Services, channel: string, chatId: string | u
   return !numeric || chatId === String(configured);
 }
 
+/** What the person who replied in Telegram reads back, as a reply to their message. */
+const REPLY_TEXT: Readonly<Record<Exclude<ReplyOutcome['kind'], 'refused'>, string>> = {
+  resumed: 'Sent: the agent resumed its session with your reply.',
+  expired: 'This message no longer takes replies (its reply window expired); nothing was sent.',
+  used: '',
+};
+
+/**
+ * A Telegram reply to a message that carried a reply target resumes that task's session with the text.
+ * Replies from another chat, from someone not allowed, or to a message we do not know are ignored
+ * (200, nothing said: the bot may sit in chats that are none of our business). The answer is a
+ * `sendMessage` in the webhook response, quoting the reply.
+ */
+async function answerTelegramReply(
+  services: Services,
+  replies: Replies,
+  channel: string,
+  endpoint: TelegramEndpoint,
+  reply: Extract<TelegramReply, { kind: 'reply' }>,
+): Promise<Record<string, unknown> | undefined> {
+  if (!allowed(endpoint.config.allowed_user_ids, reply.userId)) return undefined;
+  if (!fromChannelChat(services, channel, reply.chatId)) return undefined;
+  const target = await replies.target(channel, reply.replyTo);
+  if (!target) return undefined;
+  let text: string;
+  if (reply.text.trim() === '') return undefined;
+  if (reply.text.length > MAX_RESUME_MESSAGE_CHARS) text = 'The reply is too long; nothing was sent.';
+  else {
+    const outcome = await replies.resume(
+      { task_id: target.task_id, session_id: target.session_id, expires_at: Number(target.expires_at) },
+      reply.text,
+      {
+        kind: 'telegram',
+        channel,
+        by: { name: `telegram:${reply.userId}`, role: 'approver' },
+        use_id: `telegram:${channel}:${reply.updateId}`,
+      },
+    );
+    text = outcome.kind === 'refused' ? `Not sent: ${outcome.reason}.` : REPLY_TEXT[outcome.kind];
+  }
+  if (text === '') return undefined;
+  return {
+    method: 'sendMessage',
+    chat_id: reply.chatId,
+    text,
+    reply_parameters: { message_id: reply.messageId, allow_sending_without_reply: true },
+  };
+}
+
 /**
  * `POST /v1/callbacks/slack/:channel` and `POST /v1/callbacks/telegram/:channel`. No bearer key: the
  * platform's signature (Slack) or secret token (Telegram) is the credential, checked over the raw
@@ -83,6 +134,7 @@ function fromChannelChat(services: Services, channel: string, chatId: string | u
  * platform never retries a click that was understood.
  */
 export function callbackRoutes(app: App, services: Services, state: () => CallbackState): void {
+  const replies = new Replies(services);
   app.post('/v1/callbacks/slack/:channel', async (c) => {
     const name = c.req.param('channel');
     const endpoint = state().slack.get(name);
@@ -133,6 +185,12 @@ export function callbackRoutes(app: App, services: Services, state: () => Callba
       throw new AppError('bad_request', 'not a Telegram Update');
     }
 
+    const reply = telegramReply(verified.payload);
+    if (reply.kind === 'ignored') return c.body(null, 200);
+    if (reply.kind === 'reply') {
+      const answer = await answerTelegramReply(services, replies, name, endpoint, reply);
+      return answer ? c.json(answer) : c.body(null, 200);
+    }
     const click = telegramClick(verified.payload);
     if (click.kind === 'malformed') throw new AppError('bad_request', click.message);
     if (click.kind === 'ignored') return c.body(null, 200);

@@ -34,6 +34,7 @@ export const EVENT_TYPES = [
   'agent.notification.sent',
   'agent.notification.suppressed',
   'agent.notification.blocked',
+  'agent.reply.received',
   // gate
   'agent.capability.issued',
   'agent.capability.revoked',

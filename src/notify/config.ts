@@ -24,6 +24,9 @@ export const DETAIL_MAX_CHARS = 2000;
  */
 export const REANNOUNCE_BEFORE_SECONDS = 120;
 
+/** A reply to a finished task is usually typed the same day; a day covers a night's sleep. */
+export const REPLY_TTL_SECONDS = 86_400;
+
 const channelName = z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'a channel name from channels:');
 
 export const routeSchema = z.strictObject({
@@ -53,6 +56,16 @@ export const notifyConfigSchema = z.strictObject({
   detail_max_chars: z.number().int().min(1).max(100_000).default(DETAIL_MAX_CHARS),
   /** Lead time of the one reminder of a pending approval; 0 = no reminders. */
   reannounce_before_seconds: z.number().int().min(0).max(86_400).default(REANNOUNCE_BEFORE_SECONDS),
+  /**
+   * How long the "Reply" link of a done/failed/blocked message about a resumable headless task stays
+   * valid (and a chat reply to it is accepted); 0 = no reply links.
+   */
+  reply_ttl_seconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 86_400)
+    .default(REPLY_TTL_SECONDS),
   /** LiquidJS overrides of title/summary/detail per channel type or channel name (templates.ts). */
   templates: templatesSchema,
 });

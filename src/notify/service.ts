@@ -2,6 +2,7 @@ import type { Message, Severity, Stage } from '../channels/channel.js';
 import { causedBy, type Envelope, type EnvelopeInput, sha256Hex } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import type { Principal, Services } from '../server/module.js';
+import type { TaskView } from '../server/ports.js';
 import type { Db } from '../store/port.js';
 import type { NotifyConfig } from './config.js';
 import { type ContentInput, gateContent, maskAll } from './content.js';
@@ -9,6 +10,7 @@ import { type Decision, decide, EMPTY_STATE, flush, type NotifyState } from './g
 import { type Draft, digestDraft, progressDraft, redactForExternal, type Who } from './message.js';
 import { type CompiledRoute, selectChannels } from './routes.js';
 import * as q from './sql.js';
+import { type ReplyTarget, replyLink } from './replies.js';
 import { applyTemplate } from './templated.js';
 import { type CompiledTemplates, templateEngine } from './templates.js';
 
@@ -145,7 +147,8 @@ export class Notifier {
         locale: this.cfg.locale,
         mention: decision.mention,
       });
-      const out = await this.dispatch(tx, draft, reported, decision.lane, scopeCtx.owner);
+      const reply = replyTarget(this.s, this.cfg, task, input.stage, now);
+      const out = await this.dispatch(tx, draft, reported, decision.lane, scopeCtx.owner, {}, reply);
       return { id: reported.event_id, status: statusOf(out) };
     });
     this.s.log.notify();
@@ -165,6 +168,8 @@ export class Notifier {
     owner: string,
     /** Extra audit fields for the sent event (e.g. `reminder: true`). */
     extra: Record<string, unknown> = {},
+    /** A resumable task's session: each channel's message gets its own signed "Reply" link to it. */
+    reply?: ReplyTarget,
   ): Promise<DispatchOutcome> {
     const targets = selectChannels(this.routes, {
       stage: draft.stage,
@@ -199,6 +204,8 @@ export class Notifier {
           destinations,
           ...(external.length ? { external } : {}),
           ...(draft.actions ? { approval_id: draft.actions.approvalId } : {}),
+          // What a reply resumes (never a token): the replies module maps chat message ids to it.
+          ...(reply ? { reply } : {}),
           ...extra,
         },
       }),
@@ -213,7 +220,8 @@ export class Notifier {
     for (const t of targets) {
       const own = await this.templated(tx, event, t.channel, draft);
       if (!own) continue;
-      const msg: Message = own === draft ? message : { ...own, eventId: event.event_id };
+      const base: Message = own === draft ? message : { ...own, eventId: event.event_id };
+      const msg: Message = reply ? { ...base, reply: { url: replyLink(this.s, reply, t.channel) } } : base;
       const shown = external.includes(t.channel) ? redactForExternal(msg, this.cfg.aliases) : msg;
       const { id } = await deliveries.enqueue(tx, {
         eventId: event.event_id,
@@ -413,6 +421,26 @@ export class Notifier {
       tx,
     );
   }
+}
+
+/** Stages after which a person may want to tell a headless agent what to do next. */
+const REPLY_STAGES: readonly Stage[] = ['done', 'failed', 'blocked'];
+
+/**
+ * A reply target for a message about `task`: only for a headless task whose session and runtime are
+ * known (hooks told us), at a stage where the agent has stopped or waits, with a public URL and a TTL.
+ * Whether it can really resume is decided when the reply comes (planResume).
+ */
+function replyTarget(
+  s: Services,
+  cfg: NotifyConfig,
+  task: TaskView | undefined,
+  stage: Stage,
+  now: number,
+): ReplyTarget | undefined {
+  if (!task?.session_id || !task.runtime || !REPLY_STAGES.includes(stage)) return undefined;
+  if (cfg.reply_ttl_seconds === 0 || !s.config.server.public_url) return undefined;
+  return { task_id: task.id, session_id: task.session_id, expires_at: now + cfg.reply_ttl_seconds * 1000 };
 }
 
 function statusOf(out: DispatchOutcome): ProgressStatus {

@@ -6,6 +6,7 @@ import { ingressModule } from '../ingress/module.js';
 import { signalsModule } from '../signals/module.js';
 import { notifyModule } from '../notify/module.js';
 import { runtimesModule } from '../runtimes/module.js';
+import { repliesModule } from '../replies/module.js';
 import { tasksModule } from '../tasks/module.js';
 import { coreModule } from './core-routes.js';
 import type { Module } from './module.js';
@@ -20,6 +21,7 @@ export function allModules(): Module[] {
   modules.push(deliveryModule());
   modules.push(approvalsModule());
   modules.push(callbacksModule());
+  modules.push(repliesModule());
   modules.push(tasksModule());
   modules.push(gateModule());
   modules.push(ingressModule());

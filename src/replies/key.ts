@@ -1,0 +1,20 @@
+import { join, resolve } from 'node:path';
+import { resolveVaultKey } from '../log/vault.js';
+import type { Services } from '../server/module.js';
+import { deriveReplyKey } from './token.js';
+
+const keys = new WeakMap<Services, Buffer>();
+
+/**
+ * The reply-link key of this gateway: derived from the vault key (token.ts says why), once per
+ * services object. Notify signs with it, the `/r/{token}` routes verify with it.
+ */
+export function replyKeyOf(services: Services): Buffer {
+  let key = keys.get(services);
+  if (!key) {
+    const file = join(resolve(services.config.data_dir), 'vault.key');
+    key = deriveReplyKey(resolveVaultKey(services.config.vault.key_env, file).key);
+    keys.set(services, key);
+  }
+  return key;
+}

@@ -1,0 +1,53 @@
+import type { Module, Services } from '../server/module.js';
+import { replyKeyOf } from './key.js';
+import { replyRoutes } from './routes.js';
+import { Replies } from './service.js';
+
+/** Subscriber names key the inbox: renaming one makes it see old events again. */
+const TARGET_SUBSCRIBER = 'replies.targets';
+/** Channel types whose replies map back to a task (the callbacks module reads their updates). */
+export const REPLY_CHANNEL_TYPES: readonly string[] = ['telegram'];
+const SWEEP_MS = 3_600_000;
+
+/**
+ * Replies from a phone resume a headless session: the signed reply page `/r/{token}`, and the record of
+ * which chat message carried which reply target (for Telegram replies, read by the callbacks module).
+ */
+export function repliesModule(): Module {
+  let replies: Replies | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let svc: Services | undefined;
+  const ensure = (services: Services): Replies => {
+    replies ??= new Replies(services);
+    return replies;
+  };
+  return {
+    name: 'replies',
+    routes(app, services) {
+      svc = services;
+      replyRoutes(
+        app,
+        services,
+        () => ensure(services),
+        () => replyKeyOf(services),
+      );
+    },
+    start(services) {
+      svc = services;
+      const r = ensure(services);
+      services.relay.subscribe({
+        name: TARGET_SUBSCRIBER,
+        accepts: (t) => t === 'integration.delivery.succeeded',
+        handle: (event) => r.onDelivered(event, REPLY_CHANNEL_TYPES),
+      });
+      timer = setInterval(() => {
+        r.sweep().catch((err: unknown) => svc?.logger.error({ err }, 'replies: sweep failed'));
+      }, SWEEP_MS);
+      timer.unref();
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+    },
+  };
+}
