@@ -225,6 +225,13 @@ describe.each(await dialects())('GET/PUT /v1/away on %s', (dialect) => {
     expect(await on.json()).toMatchObject({ away: true, effective: true, changed_by: 'me' });
     const off = await put(JSON.stringify({ away: false }));
     expect(await off.json()).toMatchObject({ away: false, reason: 'switched_off', changed_by: 'ops' });
+    const changed = (await t!.services.log.list({ type: 'agent.away.changed', limit: 10 })).map(
+      (e) => e.envelope,
+    );
+    expect(changed.map((e) => [e.actor.user_id, e.redacted_summary.away])).toEqual([
+      ['me', true],
+      ['ops', false],
+    ]);
   });
 
   it('lets an owner without a row of their own follow the tenant switch', async () => {

@@ -25,6 +25,20 @@ export function awayRoutes(app: App, s: Services, cfg: () => SignalsConfig): voi
   app.put('/v1/away', people, async (c) => {
     const body = await readJson(c, putAwaySchema, s.config.server.body_limit_bytes);
     const by = c.get('principal').name;
-    return c.json(await switchAway(s.db, body.owner ?? TENANT_OWNER, body.away, by, cfg(), s.now()));
+    const owner = body.owner ?? TENANT_OWNER;
+    // The switch and its audit event commit together: who turned the phone on is never lost.
+    const view = await s.db.tx(async (tx) => {
+      const v = await switchAway(tx, owner, body.away, by, cfg(), s.now());
+      await s.emit(
+        {
+          type: 'agent.away.changed',
+          actor: { user_id: by },
+          redacted_summary: { owner, away: body.away, effective: v.effective },
+        },
+        tx,
+      );
+      return v;
+    });
+    return c.json(view);
   });
 }
