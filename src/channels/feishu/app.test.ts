@@ -274,7 +274,7 @@ describe('Feishu app mode: rendering', () => {
 
   it('renders a reply link as a Reply button in both modes when the message has one', () => {
     const reply = { url: 'https://sb.example/r/tok_123' };
-    const msg = { ...sampleMessage({ locale: 'zh' }), reply } as Message;
+    const msg = sampleMessage({ locale: 'zh', reply });
     const app = JSON.parse(JSON.parse(feishu.format(msg, config, ctx).body).content);
     expect(app.body.elements.at(-1)).toEqual({
       tag: 'button',
@@ -286,7 +286,7 @@ describe('Feishu app mode: rendering', () => {
       type: 'feishu',
       url: 'https://open.feishu.cn/open-apis/bot/v2/hook/x',
     });
-    const card = JSON.parse(feishu.format({ ...msg, locale: 'en' } as Message, hook, ctx).body).card;
+    const card = JSON.parse(feishu.format({ ...msg, locale: 'en' }, hook, ctx).body).card;
     expect(card.elements.at(-1)).toEqual({
       tag: 'action',
       actions: [

@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { z } from 'zod';
-import type { FormatContext, HttpRequest, Locale, Message, Severity } from '../channel.js';
+import type { FormatContext, HttpRequest, Message, Severity } from '../channel.js';
 import { envName, httpUrl, JSON_HEADERS, requireSecret, resolveUrl, urlOrEnv } from '../http.js';
 import { headline, labels, plainText, sanitize, truncate } from '../text.js';
 
@@ -97,9 +97,6 @@ export const FEISHU_UUID_MAX = 50;
 
 const TEMPLATE: Record<Severity, string> = { info: 'blue', warn: 'orange', critical: 'red' };
 
-// Until text.ts carries it: the label of the "Reply" link (see `replyUrl`).
-const REPLY_LABEL: Record<Locale, string> = { en: 'Reply', zh: '回复' };
-
 /**
  * The custom-bot signature (signature_vectors.md 4a): the HMAC key is `timestamp + "\n" + secret`
  * and the message is EMPTY. DingTalk does the reverse; swapping them is the common bug.
@@ -129,8 +126,7 @@ function formatWebhook(input: Message, config: FeishuConfig, ctx: FormatContext)
       linkButton(l.open, 'default', msg.actions.pageUrl),
     );
   }
-  const reply = replyUrl(input);
-  if (reply) buttons.push(linkButton(REPLY_LABEL[msg.locale ?? 'en'], 'default', reply));
+  if (msg.reply) buttons.push(linkButton(l.reply, 'default', msg.reply.url));
   if (buttons.length > 0) elements.push({ tag: 'action', actions: buttons });
   const card = {
     config: { wide_screen_mode: true },
@@ -189,8 +185,7 @@ export function feishuAppCard(input: Message, config: Pick<FeishuConfig, 'mentio
       urlButton(l.open, 'default', msg.actions.pageUrl),
     );
   }
-  const reply = replyUrl(input);
-  if (reply) elements.push(urlButton(REPLY_LABEL[msg.locale ?? 'en'], 'default', reply));
+  if (msg.reply) elements.push(urlButton(l.reply, 'default', msg.reply.url));
   return {
     schema: '2.0',
     header: {
@@ -219,15 +214,6 @@ export function openApiBase(app: Pick<FeishuAppConfig, 'base_url'>): string {
 /** The main text; the approval links travel as buttons. */
 export function feishuText(msg: Message): string {
   return plainText(msg, FEISHU_TEXT_MAX_BYTES, 'bytes', { headline: false, links: false });
-}
-
-/**
- * The optional "reply" link another module adds to `Message` (`reply?: { url }`); read
- * structurally so this template works before and after the field exists.
- */
-function replyUrl(msg: Message): string | undefined {
-  const reply = (msg as Message & { reply?: { url?: unknown } }).reply;
-  return typeof reply?.url === 'string' && reply.url !== '' ? reply.url : undefined;
 }
 
 type ButtonType = 'primary' | 'danger' | 'default';
