@@ -5,12 +5,16 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EXAMPLE_CONFIG } from '../config/example.js';
+import { loadConfig } from '../config/load.js';
+import { moduleConfigChecks } from '../server/checks.js';
 import { unifiedDiff } from './diff.js';
 import { run as runtimes } from './runtimes.js';
 import { run } from './setup.js';
@@ -158,6 +162,217 @@ describe('switchboard setup claude-code', () => {
       /choose one transport/,
     );
     await expect(run({ ...where(), ...io(), timeout: 'soon' })).rejects.toThrow(/--timeout/);
+  });
+});
+
+describe('switchboard setup claude-code --notify', () => {
+  const TOPIC = 'sb-7d1e0c94b2a6f3e85c10';
+  const NTFY = `https://ntfy.sh/${TOPIC}`;
+  const configFile = () => join(dir, 'repo', 'switchboard.yaml');
+  const mcpFile = () => join(dir, 'repo', '.mcp.json');
+  const claudeJson = () => join(dir, 'home', '.claude.json');
+  const mcpSchema = ajv.compile({
+    type: 'object',
+    required: ['mcpServers'],
+    properties: {
+      mcpServers: {
+        type: 'object',
+        additionalProperties: {
+          type: 'object',
+          required: ['command'],
+          properties: {
+            type: { const: 'stdio' },
+            command: { type: 'string', minLength: 1 },
+            args: { type: 'array', items: { type: 'string' } },
+            env: { type: 'object', additionalProperties: { type: 'string' } },
+          },
+        },
+      },
+    },
+  });
+  const read = (p: string) => readFileSync(p, 'utf8');
+  const snapshot = () =>
+    [configFile(), mcpFile(), projectFile(), claudeJson()].map((p) => (existsSync(p) ? read(p) : undefined));
+
+  beforeEach(() => {
+    writeFileSync(configFile(), EXAMPLE_CONFIG, { mode: 0o600 });
+  });
+
+  it("writes the hooks, the MCP server and a starter route, keeping everyone else's entries", async () => {
+    mkdirSync(join(dir, 'repo', '.claude'));
+    const settings = { hooks: { Stop: [{ hooks: [{ type: 'command', command: './notify.sh' }] }] } };
+    writeFileSync(projectFile(), JSON.stringify(settings, null, 2));
+    const mcp = { mcpServers: { github: { command: 'npx', args: ['-y', 'gh-mcp'], env: { T: `\${GH}` } } } };
+    writeFileSync(mcpFile(), JSON.stringify(mcp, null, 2));
+    const env = { SWITCHBOARD_KEY: 'agent-key-value-0123456789' };
+    const outcome = await run({ ...where(), ...io(), env, notify: NTFY });
+    expect(outcome.kind).toBe('written');
+    expect(outcome.files.map((f) => [f.role, f.kind])).toEqual([
+      ['config', 'written'],
+      ['settings', 'written'],
+      ['mcp', 'written'],
+    ]);
+
+    const written = JSON.parse(read(projectFile()));
+    expect(validSettings(written)).toBe(true);
+    expect(written.hooks.Stop[0]).toEqual(settings.hooks.Stop[0]);
+    for (const event of ['PreToolUse', 'PermissionRequest', 'Notification', 'Stop']) {
+      expect(JSON.stringify(written.hooks[event]), event).toContain('switchboard hook claude-code');
+    }
+
+    const servers = JSON.parse(read(mcpFile()));
+    expect(mcpSchema(servers), JSON.stringify(mcpSchema.errors)).toBe(true);
+    expect(servers.mcpServers.github).toEqual(mcp.mcpServers.github);
+    expect(servers.mcpServers.switchboard).toEqual({
+      command: 'switchboard',
+      args: ['mcp'],
+      env: { SWITCHBOARD_URL: 'http://127.0.0.1:8787', SWITCHBOARD_KEY: `\${SWITCHBOARD_KEY}` },
+    });
+
+    // The config loads as `serve` loads it, module checks included, and still has init's comments.
+    const text = read(configFile());
+    expect(text).toContain('# Where notifications go. Recipients live here only, never in a tool call.');
+    const { config } = loadConfig({ path: configFile(), env: {}, checks: moduleConfigChecks() });
+    expect(config.channels.phone).toEqual({ type: 'ntfy', url: 'https://ntfy.sh', topic: TOPIC });
+    expect(config.routes).toEqual(
+      [
+        {
+          match: 'agent == "laptop-agent" || agent.startsWith("laptop-agent:")',
+          channels: ['phone'],
+          fallback_after: 3,
+        },
+      ].map(({ fallback_after: _, ...r }) => r),
+    );
+    expect(statSync(configFile()).mode & 0o777).toBe(0o600);
+
+    // No secret in any file; buttons need public_url, and the user is told so.
+    for (const p of [configFile(), mcpFile(), projectFile()])
+      expect(read(p)).not.toContain(env.SWITCHBOARD_KEY);
+    expect(err.join('')).toMatch(/warning: server\.public_url is not set/);
+    expect(out.join('')).toMatch(
+      /switchboard\.yaml: added channel phone .*, a route for laptop-agent to phone/,
+    );
+    expect(out.join('')).toMatch(/\.mcp\.json: added the MCP server "switchboard"/);
+  });
+
+  it('changes nothing the second time', async () => {
+    await run({ ...where(), ...io(), notify: NTFY, publicUrl: 'http://laptop.tailnet:8787' });
+    const first = snapshot();
+    out = [];
+    err = [];
+    const again = await run({ ...where(), ...io(), notify: NTFY, publicUrl: 'http://laptop.tailnet:8787' });
+    expect(again.kind).toBe('unchanged');
+    expect(again.files.every((f) => f.kind === 'unchanged')).toBe(true);
+    expect(snapshot()).toEqual(first);
+    expect(err.join('')).toBe('');
+    // The channel by its name is the same request.
+    expect((await run({ ...where(), ...io(), notify: 'phone' })).kind).toBe('unchanged');
+    expect(snapshot()).toEqual(first);
+  });
+
+  it('prints the diff of every file with --dry-run and writes nothing', async () => {
+    const before = snapshot();
+    const outcome = await run({ ...where(), ...io(), notify: NTFY, dryRun: true });
+    expect(outcome.kind).toBe('dry-run');
+    expect(snapshot()).toEqual(before);
+    const diff = out.join('');
+    expect(diff).toContain('--- a/switchboard.yaml\n+++ b/switchboard.yaml\n');
+    expect(diff).toContain('-channels: {}\n+channels:\n');
+    expect(diff).toContain(`+  phone: { type: ntfy, url: 'https://ntfy.sh', topic: ${TOPIC} }\n`);
+    expect(diff).toContain('--- /dev/null\n+++ b/.claude/settings.json\n');
+    expect(diff).toContain('--- /dev/null\n+++ b/.mcp.json\n');
+    expect(diff).toContain('+      "args": [\n+        "mcp"\n');
+    expect(readdirTmp()).toEqual([]);
+  });
+
+  it("writes a local-scope server under the project in ~/.claude.json, without the key, keeping the file's keys and mode", async () => {
+    const mine = { numStartups: 7, projects: { '/elsewhere': { mcpServers: { x: { command: 'x' } } } } };
+    writeFileSync(claudeJson(), JSON.stringify(mine, null, 2), { mode: 0o600 });
+    await run({ ...where(), ...io(), local: true, notify: NTFY, url: 'http://127.0.0.1:9999' });
+    const written = JSON.parse(read(claudeJson()));
+    expect(written.numStartups).toBe(7);
+    expect(written.projects['/elsewhere']).toEqual(mine.projects['/elsewhere']);
+    expect(written.projects[join(dir, 'repo')].mcpServers.switchboard).toEqual({
+      command: 'switchboard',
+      args: ['mcp'],
+      env: { SWITCHBOARD_URL: 'http://127.0.0.1:9999' },
+    });
+    expect(statSync(claudeJson()).mode & 0o777).toBe(0o600);
+    expect(existsSync(join(dir, 'repo', '.claude', 'settings.local.json'))).toBe(true);
+    expect(existsSync(mcpFile())).toBe(false);
+  });
+
+  it('writes a user-scope server at the top of ~/.claude.json, run as the custom bridge runs', async () => {
+    await run({
+      ...where(),
+      ...io(),
+      user: true,
+      notify: NTFY,
+      bridge: 'node /opt/sb/dist/cli/main.js hook claude-code',
+    });
+    expect(JSON.parse(read(claudeJson())).mcpServers.switchboard).toMatchObject({
+      command: 'node',
+      args: ['/opt/sb/dist/cli/main.js', 'mcp'],
+    });
+  });
+
+  it('uses the config SWITCHBOARD_CONFIG names, as serve does', async () => {
+    const other = join(dir, 'elsewhere.yaml');
+    writeFileSync(other, EXAMPLE_CONFIG);
+    await run({ ...where(), ...io(), env: { SWITCHBOARD_CONFIG: other }, notify: NTFY });
+    expect(read(other)).toContain(TOPIC);
+    expect(read(configFile())).toBe(EXAMPLE_CONFIG);
+  });
+
+  it('refuses an unknown channel, a bad URL, a name clash and a missing config, and leaves every file alone', async () => {
+    const clash = EXAMPLE_CONFIG.replace(
+      'channels: {}',
+      'channels:\n  phone: { type: webhook, url: "https://example.com/hook", secret_env: HOOK_SECRET }',
+    );
+    writeFileSync(configFile(), clash);
+    const before = snapshot();
+    await expect(run({ ...where(), ...io(), notify: 'pager' })).rejects.toThrow(
+      /no channel named "pager" under channels: \(there are: phone\); add it there/,
+    );
+    await expect(run({ ...where(), ...io(), notify: 'https://ntfy.sh/' })).rejects.toThrow(/names no topic/);
+    await expect(run({ ...where(), ...io(), notify: 'ftp://ntfy.sh/x' })).rejects.toThrow(/http\(s\) URL/);
+    await expect(run({ ...where(), ...io(), notify: NTFY })).rejects.toThrow(
+      /channels\.phone already exists.*--channel-name <another name>/,
+    );
+    await expect(run({ ...where(), ...io(), notify: 'phone', publicUrl: 'nope' })).rejects.toThrow(
+      /--public-url/,
+    );
+    expect(snapshot()).toEqual(before);
+    rmSync(configFile());
+    await expect(run({ ...where(), ...io(), notify: NTFY })).rejects.toThrow(/run `switchboard init` first/);
+    await expect(run({ ...where(), ...io(), publicUrl: 'https://x.example' })).rejects.toThrow(
+      /--public-url only apply with --notify/,
+    );
+    expect(existsSync(projectFile())).toBe(false);
+    expect(existsSync(mcpFile())).toBe(false);
+  });
+
+  it('adds the topic under --channel-name beside a clashing channel', async () => {
+    writeFileSync(
+      configFile(),
+      EXAMPLE_CONFIG.replace(
+        'channels: {}',
+        'channels:\n  phone: { type: ntfy, url: "https://ntfy.sh", topic: other-topic-0123456789 }',
+      ),
+    );
+    await run({ ...where(), ...io(), notify: NTFY, channelName: 'pocket' });
+    const { config } = loadConfig({ path: configFile(), env: {}, checks: moduleConfigChecks() });
+    expect(Object.keys(config.channels)).toEqual(['phone', 'pocket']);
+    expect(config.routes[0]).toMatchObject({ channels: ['pocket'] });
+  });
+
+  it('refuses to write a config that would not load, naming the problem', async () => {
+    writeFileSync(configFile(), `${EXAMPLE_CONFIG}\nnotify:\n  rate_per_minute: 0\n`);
+    const before = snapshot();
+    await expect(run({ ...where(), ...io(), notify: NTFY })).rejects.toThrow(
+      /would not load after this change.*\n\s+notify\.rate_per_minute/,
+    );
+    expect(snapshot()).toEqual(before);
   });
 });
 
