@@ -234,15 +234,9 @@ describe('switchboard setup claude-code --notify', () => {
     expect(text).toContain('# Where notifications go. Recipients live here only, never in a tool call.');
     const { config } = loadConfig({ path: configFile(), env: {}, checks: moduleConfigChecks() });
     expect(config.channels.phone).toEqual({ type: 'ntfy', url: 'https://ntfy.sh', topic: TOPIC });
-    expect(config.routes).toEqual(
-      [
-        {
-          match: 'agent == "laptop-agent" || agent.startsWith("laptop-agent:")',
-          channels: ['phone'],
-          fallback_after: 3,
-        },
-      ].map(({ fallback_after: _, ...r }) => r),
-    );
+    expect(config.routes).toEqual([
+      { match: 'agent == "laptop-agent" || agent.startsWith("laptop-agent:")', channels: ['phone'] },
+    ]);
     expect(statSync(configFile()).mode & 0o777).toBe(0o600);
 
     // No secret in any file; buttons need public_url, and the user is told so.
