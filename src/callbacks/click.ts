@@ -159,3 +159,49 @@ export function telegramReply(update: Record<string, unknown>): TelegramReply {
     text: msg.text,
   };
 }
+
+/** A Slack Events API `event_callback`: a person's text reply in the thread of one of our messages. */
+export type SlackThreadReply =
+  | {
+      kind: 'reply';
+      /** `event_id`: kept on Slack's retries, so a reply resumes once. */
+      eventId: string;
+      /** The parent message's `ts`: the one we posted, if it is ours. */
+      threadTs: string;
+      channelId: string;
+      userId: string;
+      teamId?: string;
+      text: string;
+    }
+  | { kind: 'ignored' }
+  | { kind: 'malformed'; message: string };
+
+/**
+ * Only plain messages count: edits, deletions, joins and bot posts carry a `subtype` or a `bot_id`,
+ * and a message outside a thread (or the parent itself, `thread_ts == ts`) is not a reply.
+ */
+export function slackThreadReply(payload: Record<string, unknown>): SlackThreadReply {
+  if (payload.type !== 'event_callback') return { kind: 'ignored' };
+  const event = payload.event;
+  if (!isRecord(event)) return { kind: 'malformed', message: 'event_callback without an event object' };
+  const eventId = pick(payload, 'event_id');
+  if (!eventId) return { kind: 'malformed', message: 'event_callback without event_id' };
+  if (event.type !== 'message' || event.subtype !== undefined || event.bot_id !== undefined)
+    return { kind: 'ignored' };
+  const threadTs = typeof event.thread_ts === 'string' ? event.thread_ts : undefined;
+  const ts = typeof event.ts === 'string' ? event.ts : undefined;
+  const user = typeof event.user === 'string' ? event.user : undefined;
+  const channelId = typeof event.channel === 'string' ? event.channel : undefined;
+  if (!threadTs || threadTs === ts || !user || !channelId || typeof event.text !== 'string')
+    return { kind: 'ignored' };
+  const teamId = pick(payload, 'team_id') ?? pick(event, 'team');
+  return {
+    kind: 'reply',
+    eventId,
+    threadTs,
+    channelId,
+    userId: user,
+    ...(teamId ? { teamId } : {}),
+    text: event.text,
+  };
+}

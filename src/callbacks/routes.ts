@@ -10,7 +10,14 @@ import type { App, AppEnv, Services } from '../server/module.js';
 import type { ApprovalService } from '../server/ports.js';
 import { MAX_RESUME_MESSAGE_CHARS } from '../tasks/routes.js';
 import { Replies, type ReplyOutcome } from '../replies/service.js';
-import { feishuClick, slackClick, telegramClick, type TelegramReply, telegramReply } from './click.js';
+import {
+  feishuClick,
+  slackClick,
+  slackThreadReply,
+  telegramClick,
+  type TelegramReply,
+  telegramReply,
+} from './click.js';
 import type { FeishuCallbackConfig, SlackCallbackConfig, TelegramCallbackConfig } from './config.js';
 import { allowed, decideClick, OUTCOME_TEXT, type Outcome } from './decide.js';
 
@@ -128,6 +135,15 @@ async function answerTelegramReply(
 }
 
 /**
+ * A Slack thread reply counts only in the channel the messages go to, when the config names it by id
+ * (`C…`, `G…`, `D…`); a `#name` cannot be compared with the id in the event.
+ */
+function fromSlackChannel(services: Services, channel: string, channelId: string): boolean {
+  const configured = services.config.channels[channel]?.channel;
+  return typeof configured !== 'string' || !/^[CGD][A-Z0-9]+$/.test(configured) || configured === channelId;
+}
+
+/**
  * `POST /v1/callbacks/slack/:channel` and `POST /v1/callbacks/telegram/:channel`. No bearer key: the
  * platform's signature (Slack) or secret token (Telegram) is the credential, checked over the raw
  * bytes before anything is parsed. Once verified, every answer is 200 with text for the person, so a
@@ -168,6 +184,47 @@ export function callbackRoutes(app: App, services: Services, state: () => Callba
     }
     // block_actions acknowledgements only need the 200; the text is for legacy message actions.
     return c.json({ response_type: 'ephemeral', replace_original: false, text: OUTCOME_TEXT[outcome] });
+  });
+
+  // The Events API: a reply in the thread of a message we posted through chat.postMessage (which told
+  // us its `ts`) resumes that task's session. Slack reads only the status; every verified event is 200.
+  app.post('/v1/callbacks/slack/:channel/events', async (c) => {
+    const name = c.req.param('channel');
+    const endpoint = state().slack.get(name);
+    if (!endpoint) throw unknownChannel('slack', name);
+    requireJsonContentType(c);
+    const body = await readBody(c, services.config.server.body_limit_bytes);
+    const verified = verifySlack(
+      { headers: lowerHeaders(c), body, now: services.now() },
+      [endpoint.secret],
+      endpoint.config.tolerance_seconds,
+    );
+    if (verified.kind === 'rejected')
+      throw new AppError(REJECT_ERROR_CODE[verified.reason], verified.message);
+    if (verified.kind === 'challenge') return c.json(verified.response.body, 200);
+    if (!isRecord(verified.payload)) throw new AppError('bad_request', 'not a Slack event');
+    const reply = slackThreadReply(verified.payload);
+    if (reply.kind === 'malformed') throw new AppError('bad_request', reply.message);
+    if (reply.kind === 'ignored') return c.body(null, 200);
+    const { config } = endpoint;
+    if (config.team_id !== undefined && reply.teamId !== config.team_id) return c.body(null, 200);
+    if (!allowed(config.allowed_user_ids, reply.userId)) return c.body(null, 200);
+    if (!fromSlackChannel(services, name, reply.channelId)) return c.body(null, 200);
+    const target = await replies.target(name, reply.threadTs);
+    if (!target || reply.text.trim() === '' || reply.text.length > MAX_RESUME_MESSAGE_CHARS)
+      return c.body(null, 200);
+    // A retry (X-Slack-Retry-Num) carries the same event_id: `reply_uses` makes it resume once.
+    await replies.resume(
+      { task_id: target.task_id, session_id: target.session_id, expires_at: Number(target.expires_at) },
+      reply.text,
+      {
+        kind: 'slack',
+        channel: name,
+        by: { name: `slack:${reply.userId}`, role: 'approver' },
+        use_id: `slack:${name}:${reply.eventId}`,
+      },
+    );
+    return c.body(null, 200);
   });
 
   app.post('/v1/callbacks/telegram/:channel', async (c) => {

@@ -6,7 +6,7 @@ import { Replies } from './service.js';
 /** Subscriber names key the inbox: renaming one makes it see old events again. */
 const TARGET_SUBSCRIBER = 'replies.targets';
 /** Channel types whose replies map back to a task (the callbacks module reads their updates). */
-export const REPLY_CHANNEL_TYPES: readonly string[] = ['telegram'];
+export const REPLY_CHANNEL_TYPES: readonly string[] = ['telegram', 'slack'];
 const SWEEP_MS = 3_600_000;
 
 /**

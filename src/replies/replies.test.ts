@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,6 +25,9 @@ import { signReply } from './token.js';
  */
 
 const BOT_TOKEN = '123456:bot-token-for-tests';
+const SLACK_BOT = 'xoxb-slack-bot-token-for-tests';
+const SLACK_SIGNING = 'slack-signing-secret-for-tests';
+const SLACK_CHANNEL = 'C0123ABCD';
 const TG_SECRET = 'tg-webhook-secret_for-tests';
 const CHAT_ID = 4242;
 const SESSION = 'sess-7f3a9c';
@@ -59,6 +63,7 @@ class TelegramReceiver {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
+    if (req.url === '/api/chat.postMessage') return this.slack(req, Buffer.concat(chunks), answer);
     const fail = (code: number, description: string) =>
       answer(code, { ok: false, error_code: code, description });
     if (req.method !== 'POST' || req.url !== `/bot${BOT_TOKEN}/sendMessage`) return fail(401, 'Unauthorized');
@@ -98,6 +103,32 @@ class TelegramReceiver {
     });
   }
 
+  /**
+   * Slack's chat.postMessage: a bot token in Authorization, JSON with channel and text or blocks;
+   * HTTP 200 with `{ok:true, channel, ts}` or `{ok:false, error}` (Slack's Web API convention).
+   */
+  readonly slackSent: Json[] = [];
+  private slackTs = 1_700_000_000;
+  private slack(req: IncomingMessage, raw: Buffer, answer: (status: number, body: Json) => void): void {
+    const body = JSON.parse(raw.toString('utf8')) as Json;
+    let error: string | undefined;
+    if (req.headers.authorization !== `Bearer ${SLACK_BOT}`) error = 'invalid_auth';
+    else if (!(req.headers['content-type'] ?? '').startsWith('application/json')) error = 'invalid_form_data';
+    else if (body.channel !== SLACK_CHANNEL) error = 'channel_not_found';
+    else if (typeof body.text !== 'string' && !Array.isArray(body.blocks)) error = 'no_text';
+    if (error) {
+      answer(200, { ok: false, error });
+      return;
+    }
+    this.slackSent.push(body);
+    const ts = `${this.slackTs++}.000100`;
+    answer(200, { ok: true, channel: SLACK_CHANNEL, ts, message: { type: 'message', text: body.text, ts } });
+  }
+
+  lastSlackTs(): string {
+    return `${this.slackTs - 1}.000100`;
+  }
+
   /** The message id and the reply button's URL of the last message sent. */
   last(): { messageId: number; replyUrl: string | undefined } {
     const body = this.sent.at(-1);
@@ -114,52 +145,115 @@ const receiver = new TelegramReceiver();
 beforeAll(() => receiver.start());
 afterAll(() => receiver.stop());
 
+interface Booted {
+  t: TestApp;
+  delivery: DeliveryModule;
+  workDir: string;
+}
+
+/** A gateway with the modules a reply needs, the given channels routed, and the fake agent as resume argv. */
+async function boot(
+  dialect: Awaited<ReturnType<typeof dialects>>[number],
+  clock: { now: number },
+  channels: Json,
+  callbacks: Json,
+): Promise<Booted> {
+  const workDir = mkdtempSync(join(tmpdir(), 'sb-replies-'));
+  const delivery = deliveryModule({ workers: false, env: { TG_BOT: BOT_TOKEN, SLACK_BOT } });
+  const secrets: Record<string, string> = { TG_SECRET, SLACK_SIGNING };
+  const t = await testApp({
+    dialect,
+    now: () => clock.now,
+    config: {
+      server: { public_url: 'https://sb.example' },
+      egress: { allow: ['127.0.0.1'] },
+      channels,
+      routes: [{ channels: Object.keys(channels) }],
+      notify: { rate_per_minute: 1000 },
+    },
+    modules: [
+      coreModule(() => []),
+      delivery,
+      callbacksModule({ config: callbacks, secrets: (env) => secrets[env] }),
+      tasksModule({
+        runSupervisor: false,
+        env: { PATH: process.env.PATH ?? '' },
+        config: {
+          work_dir: workDir,
+          kill_grace_seconds: 0.2,
+          // The stand-in agent as the resume command: argv says which session, stdin carries the reply.
+          resume: { 'claude-code': [process.execPath, AGENT, 'ok', '--resume', '{{session_id}}'] },
+        },
+      }),
+      notifyModule(),
+      repliesModule(),
+    ],
+  });
+  return { t, delivery, workDir };
+}
+
+/** A headless task that ran and finished, whose hooks told us its runtime session. */
+async function finishedTask(t: TestApp, mode: 'ok' | 'hang' = 'ok'): Promise<string> {
+  const tasks = t.services.tasks!;
+  const cause = await t.services.emit({ type: 'integration.webhook.admitted' });
+  const view = await tasks.launch({
+    trigger_id: 'fix-build',
+    action: { type: 'command', command: [process.execPath, AGENT, mode], runtime: 'claude-code' },
+    trusted: {},
+    untrusted: { ref: 'vlt_test', digest: 'sha256:abc', text: 'The build is red.' },
+    owner: 'alice',
+    title: 'Fix the build',
+    cause,
+  });
+  await tasks.touch(view.id, { session_id: SESSION, runtime: 'claude-code' });
+  if (mode === 'ok') await waitFor(async () => (await tasks.get(view.id))?.state === 'completed');
+  return view.id;
+}
+
+/** The agent reports `done`; the engine sends it, and the relay records the provider's message id. */
+async function reportDone(b: Booted, taskId: string, sent: () => number): Promise<void> {
+  const before = sent();
+  const res = await b.t.app.request('/v1/progress', {
+    method: 'POST',
+    headers: {
+      authorization: 'Bearer agent-key-0123456789abcdef',
+      'content-type': 'application/json',
+      'x-switchboard-task': taskId,
+    },
+    body: JSON.stringify({ stage: 'done', summary: 'Fixed the flaky test', severity: 'info' }),
+  });
+  expect(res.status).toBe(200);
+  expect(((await res.json()) as Json).status).toBe('sent');
+  for (let i = 0; i < 20 && sent() === before; i++) await b.delivery.engine()!.runOnce();
+  expect(sent()).toBe(before + 1);
+  await b.t.services.relay.drain();
+}
+
+/** Waits for the resumed agent's report (argv, stdin) and for the task to finish again. */
+async function resumedReport(b: Booted, taskId: string, act: () => Promise<void>): Promise<AgentReport> {
+  rmSync(join(b.workDir, taskId, 'report.json'), { force: true });
+  await act();
+  const r = await report<AgentReport>(b.workDir, taskId);
+  await waitFor(async () => (await b.t.services.tasks!.get(taskId))?.state === 'completed');
+  return r;
+}
+
 describe.each(await dialects())('replies from the phone on %s', (dialect) => {
+  let b: Booted;
   let t: TestApp;
-  let delivery: DeliveryModule;
   let workDir: string;
   const clock = { now: Date.now() };
 
   beforeEach(async () => {
     clock.now = Date.now();
-    workDir = mkdtempSync(join(tmpdir(), 'sb-replies-'));
-    delivery = deliveryModule({
-      workers: false,
-      env: { TG_BOT: BOT_TOKEN },
-    });
-    t = await testApp({
+    b = await boot(
       dialect,
-      now: () => clock.now,
-      config: {
-        server: { public_url: 'https://sb.example' },
-        egress: { allow: ['127.0.0.1'] },
-        channels: {
-          phone: { type: 'telegram', token_env: 'TG_BOT', chat_id: CHAT_ID, api_url: receiver.url },
-        },
-        routes: [{ channels: ['phone'] }],
-        notify: { rate_per_minute: 1000 },
-      },
-      modules: [
-        coreModule(() => []),
-        delivery,
-        callbacksModule({
-          config: { telegram: { phone: { secret_token_env: 'TG_SECRET', allowed_user_ids: [777] } } },
-          secrets: (env) => (env === 'TG_SECRET' ? TG_SECRET : undefined),
-        }),
-        tasksModule({
-          runSupervisor: false,
-          env: { PATH: process.env.PATH ?? '' },
-          config: {
-            work_dir: workDir,
-            kill_grace_seconds: 0.2,
-            // The stand-in agent as the resume command: argv says which session, stdin carries the reply.
-            resume: { 'claude-code': [process.execPath, AGENT, 'ok', '--resume', '{{session_id}}'] },
-          },
-        }),
-        notifyModule(),
-        repliesModule(),
-      ],
-    });
+      clock,
+      { phone: { type: 'telegram', token_env: 'TG_BOT', chat_id: CHAT_ID, api_url: receiver.url } },
+      { telegram: { phone: { secret_token_env: 'TG_SECRET', allowed_user_ids: [777] } } },
+    );
+    t = b.t;
+    workDir = b.workDir;
   });
   afterEach(async () => {
     await t.cleanup();
@@ -167,51 +261,9 @@ describe.each(await dialects())('replies from the phone on %s', (dialect) => {
   });
 
   const tasks = () => t.services.tasks!;
-
-  /** A headless task that ran and finished, whose hooks told us its runtime session. */
-  const finishedTask = async (mode: 'ok' | 'hang' = 'ok') => {
-    const cause = await t.services.emit({ type: 'integration.webhook.admitted' });
-    const view = await tasks().launch({
-      trigger_id: 'fix-build',
-      action: { type: 'command', command: [process.execPath, AGENT, mode], runtime: 'claude-code' },
-      trusted: {},
-      untrusted: { ref: 'vlt_test', digest: 'sha256:abc', text: 'The build is red.' },
-      owner: 'alice',
-      title: 'Fix the build',
-      cause,
-    });
-    await tasks().touch(view.id, { session_id: SESSION, runtime: 'claude-code' });
-    if (mode === 'ok') await waitFor(async () => (await tasks().get(view.id))?.state === 'completed');
-    return view.id;
-  };
-
-  /** The agent reports `done`; the message goes out through the engine and its id is recorded. */
-  const reportDone = async (taskId: string) => {
-    const before = receiver.sent.length;
-    const res = await t.app.request('/v1/progress', {
-      method: 'POST',
-      headers: {
-        authorization: 'Bearer agent-key-0123456789abcdef',
-        'content-type': 'application/json',
-        'x-switchboard-task': taskId,
-      },
-      body: JSON.stringify({ stage: 'done', summary: 'Fixed the flaky test', severity: 'info' }),
-    });
-    expect(res.status).toBe(200);
-    expect(((await res.json()) as Json).status).toBe('sent');
-    for (let i = 0; i < 20 && receiver.sent.length === before; i++) await delivery.engine()!.runOnce();
-    expect(receiver.sent.length).toBe(before + 1);
-    await t.services.relay.drain();
+  const telegramDone = async (id: string) => {
+    await reportDone(b, id, () => receiver.sent.length);
     return receiver.last();
-  };
-
-  const resumedReport = async (taskId: string, before: () => Promise<void>) => {
-    const path = join(workDir, taskId, 'report.json');
-    rmSync(path, { force: true });
-    await before();
-    const r = await report<AgentReport>(workDir, taskId);
-    await waitFor(async () => (await tasks().get(taskId))?.state === 'completed');
-    return r;
   };
 
   const postReply = (url: string, message: string | null, type = 'application/x-www-form-urlencoded') =>
@@ -253,8 +305,8 @@ describe.each(await dialects())('replies from the phone on %s', (dialect) => {
     (await t.services.log.list({ type: 'agent.reply.received' })).map((e) => e.envelope);
 
   it('a reply on the signed page resumes the session with the text as data, once', async () => {
-    const id = await finishedTask();
-    const { replyUrl } = await reportDone(id);
+    const id = await finishedTask(t);
+    const { replyUrl } = await telegramDone(id);
     expect(replyUrl).toMatch(/^https:\/\/sb\.example\/r\//);
     const path = new URL(replyUrl!).pathname;
 
@@ -267,7 +319,7 @@ describe.each(await dialects())('replies from the phone on %s', (dialect) => {
     expect(html).toContain('Fix the build');
     expect((await tasks().get(id))?.state).toBe('completed');
 
-    const r = await resumedReport(id, async () => {
+    const r = await resumedReport(b, id, async () => {
       const res = await postReply(replyUrl!, HOSTILE);
       expect(res.status).toBe(200);
       expect(await res.text()).toContain('Reply sent');
@@ -301,13 +353,13 @@ describe.each(await dialects())('replies from the phone on %s', (dialect) => {
   }, 30_000);
 
   it('a Telegram reply to the message resumes the session; a redelivered update does not resume twice', async () => {
-    const id = await finishedTask();
-    const { messageId } = await reportDone(id);
+    const id = await finishedTask(t);
+    const { messageId } = await telegramDone(id);
     const delivered = (await t.services.log.list({ type: 'integration.delivery.succeeded' })).at(-1)!;
     expect(delivered.envelope.redacted_summary.provider_id).toBe(String(messageId));
 
     const update = replyUpdate(1, messageId, HOSTILE);
-    const r = await resumedReport(id, async () => {
+    const r = await resumedReport(b, id, async () => {
       const res = await telegramUpdate(update);
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({
@@ -326,7 +378,7 @@ describe.each(await dialects())('replies from the phone on %s', (dialect) => {
     expect(again.status).toBe(200);
     expect(await again.text()).toBe('');
     // A new reply to the same message is a new instruction and resumes again.
-    const second = await resumedReport(id, async () => {
+    const second = await resumedReport(b, id, async () => {
       expect((await telegramUpdate(replyUpdate(2, messageId, 'and run the linter'))).status).toBe(200);
     });
     expect(second.stdin.endsWith('and run the linter')).toBe(true);
@@ -339,8 +391,8 @@ describe.each(await dialects())('replies from the phone on %s', (dialect) => {
   }, 30_000);
 
   it('ignores replies to unknown messages, from another chat or user, and unsigned updates', async () => {
-    const id = await finishedTask();
-    const { messageId } = await reportDone(id);
+    const id = await finishedTask(t);
+    const { messageId } = await telegramDone(id);
     const unknown = await telegramUpdate(replyUpdate(10, 31337, 'hello'));
     expect(unknown.status).toBe(200);
     expect(await unknown.text()).toBe('');
@@ -359,8 +411,8 @@ describe.each(await dialects())('replies from the phone on %s', (dialect) => {
   }, 30_000);
 
   it('refuses forged, expired and non-form replies without changing anything', async () => {
-    const id = await finishedTask();
-    const { replyUrl } = await reportDone(id);
+    const id = await finishedTask(t);
+    const { replyUrl } = await telegramDone(id);
     const path = new URL(replyUrl!).pathname;
     const [payload, mac] = path.slice('/r/'.length).split('.');
     const forgedMac = `${mac!.slice(0, -2)}${mac!.endsWith('AA') ? 'BB' : 'AA'}`;
@@ -387,7 +439,7 @@ describe.each(await dialects())('replies from the phone on %s', (dialect) => {
   }, 30_000);
 
   it('a reply while the task still runs shows why and leaves the link usable', async () => {
-    const id = await finishedTask('hang');
+    const id = await finishedTask(t, 'hang');
     const token = signReply(replyKeyOf(t.services), {
       task_id: id,
       session_id: SESSION,
@@ -411,5 +463,120 @@ describe.each(await dialects())('replies from the phone on %s', (dialect) => {
     const old = await postReply(`https://sb.example/r/${stale}`, 'keep going');
     expect(old.status).toBe(409);
     expect(await old.text()).toContain('another session');
+  }, 30_000);
+});
+
+describe.each(await dialects())('Slack thread replies on %s', (dialect) => {
+  let b: Booted;
+  const clock = { now: Date.now() };
+
+  beforeEach(async () => {
+    clock.now = Date.now();
+    b = await boot(
+      dialect,
+      clock,
+      {
+        ops: {
+          type: 'slack',
+          token_env: 'SLACK_BOT',
+          channel: SLACK_CHANNEL,
+          api_url: `${receiver.url}/api/chat.postMessage`,
+        },
+      },
+      {
+        slack: {
+          ops: { signing_secret_env: 'SLACK_SIGNING', allowed_user_ids: ['U0ALICE'], team_id: 'T0001' },
+        },
+      },
+    );
+  });
+  afterEach(async () => {
+    await b.t.cleanup();
+    rmSync(b.workDir, { recursive: true, force: true });
+  });
+
+  const signed = (body: string, opts: { secret?: string; retry?: string } = {}) => {
+    const ts = String(Math.floor(clock.now / 1000));
+    const sig = createHmac('sha256', opts.secret ?? SLACK_SIGNING)
+      .update(`v0:${ts}:${body}`)
+      .digest('hex');
+    return b.t.app.request('/v1/callbacks/slack/ops/events', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-slack-request-timestamp': ts,
+        'x-slack-signature': `v0=${sig}`,
+        ...(opts.retry ? { 'x-slack-retry-num': opts.retry, 'x-slack-retry-reason': 'http_timeout' } : {}),
+      },
+      body,
+    });
+  };
+  const threadReply = (eventId: string, threadTs: string, text: string, event: Json = {}) =>
+    JSON.stringify({
+      token: 'legacy',
+      team_id: 'T0001',
+      api_app_id: 'A0001',
+      type: 'event_callback',
+      event_id: eventId,
+      event_time: 1,
+      event: {
+        type: 'message',
+        channel: SLACK_CHANNEL,
+        user: 'U0ALICE',
+        text,
+        ts: '1700009999.000200',
+        thread_ts: threadTs,
+        channel_type: 'channel',
+        ...event,
+      },
+    });
+
+  it('answers the url_verification challenge only when signed', async () => {
+    const body = JSON.stringify({ token: 'x', challenge: 'abc123', type: 'url_verification' });
+    const ok = await signed(body);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ challenge: 'abc123' });
+    expect((await signed(body, { secret: 'wrong' })).status).toBe(401);
+  });
+
+  it('a reply in the thread of our message resumes the session once; bots, edits and others are ignored', async () => {
+    const id = await finishedTask(b.t);
+    await reportDone(b, id, () => receiver.slackSent.length);
+    const ts = receiver.lastSlackTs();
+    const posted = receiver.slackSent.at(-1)!;
+    expect(JSON.stringify(posted.blocks)).toContain('https://sb.example/r/');
+
+    // Not ours or not a person's reply: 200, nothing resumed.
+    for (const body of [
+      threadReply('Ev01', '1600000000.000100', 'unknown thread'),
+      threadReply('Ev02', ts, 'from a bot', { bot_id: 'B01', subtype: 'bot_message' }),
+      threadReply('Ev03', ts, 'an edit', { subtype: 'message_changed' }),
+      threadReply('Ev04', ts, 'someone else', { user: 'U0MALLORY' }),
+      threadReply('Ev05', ts, 'another channel', { channel: 'C0OTHER' }),
+      threadReply('Ev06', ts, 'the parent itself', { ts }),
+    ]) {
+      const res = await signed(body);
+      expect(res.status).toBe(200);
+    }
+    expect((await b.t.services.log.list({ type: 'agent.task.resumed' })).length).toBe(0);
+
+    const body = threadReply('Ev10', ts, HOSTILE);
+    const r = await resumedReport(b, id, async () => {
+      expect((await signed(body)).status).toBe(200);
+    });
+    expect(r.argv).toEqual(['ok', '--resume', SESSION]);
+    expect(r.stdin.endsWith(HOSTILE)).toBe(true);
+    expect(r.stdin).toContain('slack:U0ALICE');
+    // Slack retries the same event: 200, not resumed twice.
+    expect((await signed(body, { retry: '1' })).status).toBe(200);
+    const outcomes = (await b.t.services.log.list({ type: 'agent.reply.received' })).map((e) => [
+      e.envelope.redacted_summary.via,
+      e.envelope.redacted_summary.outcome,
+    ]);
+    expect(outcomes).toEqual([
+      ['slack', 'resumed'],
+      ['slack', 'used'],
+    ]);
+    expect((await b.t.services.log.list({ type: 'agent.task.resumed' })).length).toBe(1);
   }, 30_000);
 });

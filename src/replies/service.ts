@@ -13,7 +13,7 @@ export interface ReplyTarget {
 
 /** How a reply arrived, for the audit event and the `reply_uses` row (never the text). */
 export interface ReplyVia {
-  kind: 'link' | 'telegram';
+  kind: 'link' | 'telegram' | 'slack';
   channel: string;
   by: Principal;
   /** Makes the reply count once: the link's nonce, or the chat update id. */
