@@ -248,6 +248,12 @@ routes:
     );
     expect(plan.warnings.join('\n')).toMatch(/"agents" is short/);
     expect(plan.warnings.join('\n')).toMatch(/plain HTTP.*egress\.allow/);
+    const allowed = ok(
+      planNotifyConfig(`${mine}egress:\n  allow: [ntfy.lan]\n`, {
+        target: { kind: 'ntfy', url: 'http://ntfy.lan', topic: 'agents-0123456789abcdef' },
+      }),
+    );
+    expect(allowed.warnings).toEqual([]);
   });
 });
 

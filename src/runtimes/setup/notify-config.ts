@@ -187,7 +187,8 @@ export function planNotifyConfig(text: string, options: NotifyConfigOptions): No
         `the ntfy topic "${target.topic}" is short: anyone who guesses a topic on a shared server reads its messages, approve links included; use a long random one (e.g. openssl rand -hex 12)`,
       );
     }
-    if (target.url.startsWith('http:')) {
+    const allow = isRecord(raw.egress) && Array.isArray(raw.egress.allow) ? raw.egress.allow : [];
+    if (target.url.startsWith('http:') && !allow.includes(new URL(target.url).hostname)) {
       warnings.push(
         `${target.url} is plain HTTP: the egress guard refuses it unless its host is listed under egress.allow`,
       );
