@@ -24,6 +24,7 @@ export const DIGEST_POLL_MS = 1000;
 const APPROVAL_SUBSCRIBER = 'notify.approval-requested';
 const STALLED_SUBSCRIBER = 'notify.task-stalled';
 const FALLBACK_SUBSCRIBER = 'notify.delivery-fallback';
+const RESUMED_SUBSCRIBER = 'notify.task-resumed';
 
 export interface NotifyModule extends Module {
   /** The running notifier (after `start`), for the MCP server and tests. */
@@ -111,6 +112,11 @@ export function notifyModule(opts: NotifyModuleOptions = {}): NotifyModule {
           t === 'integration.delivery.dead' ||
           t === 'integration.delivery.blocked',
         handle: (event) => n.onDeliveryFailure(event),
+      });
+      services.relay.subscribe({
+        name: RESUMED_SUBSCRIBER,
+        accepts: (t) => t === 'agent.task.resumed',
+        handle: (event) => n.onResumed(event),
       });
       timer = setInterval(() => {
         flushing = n

@@ -336,6 +336,22 @@ export class Notifier {
     this.s.log.notify();
   }
 
+  /**
+   * A task resumed by a person (a reply, `POST /v1/tasks/{id}/resume`) starts a new run: its `done` is
+   * news again, so the "done already sent" mark of the task's scope is cleared. An approval decision
+   * (`via: approval`) continues the same run and keeps it.
+   */
+  async onResumed(event: Envelope): Promise<void> {
+    const scope = event.execution.task_id;
+    if (!scope || event.redacted_summary.via === 'approval') return;
+    await this.s.db.tx(async (tx) => {
+      const now = this.s.now();
+      const state = await this.lock(tx, scope, now);
+      if (!state.done_sent) return;
+      await this.save(tx, scope, { ...state, done_sent: false }, now);
+    });
+  }
+
   /** Sends every digest whose merge window has closed; returns how many were sent. */
   async flushDue(limit = 50): Promise<number> {
     const now = this.s.now();

@@ -211,7 +211,12 @@ async function finishedTask(t: TestApp, mode: 'ok' | 'hang' = 'ok'): Promise<str
 }
 
 /** The agent reports `done`; the engine sends it, and the relay records the provider's message id. */
-async function reportDone(b: Booted, taskId: string, sent: () => number): Promise<void> {
+async function reportDone(
+  b: Booted,
+  taskId: string,
+  sent: () => number,
+  summary = 'Fixed the flaky test',
+): Promise<void> {
   const before = sent();
   const res = await b.t.app.request('/v1/progress', {
     method: 'POST',
@@ -220,7 +225,7 @@ async function reportDone(b: Booted, taskId: string, sent: () => number): Promis
       'content-type': 'application/json',
       'x-switchboard-task': taskId,
     },
-    body: JSON.stringify({ stage: 'done', summary: 'Fixed the flaky test', severity: 'info' }),
+    body: JSON.stringify({ stage: 'done', summary, severity: 'info' }),
   });
   expect(res.status).toBe(200);
   expect(((await res.json()) as Json).status).toBe('sent');
@@ -261,8 +266,8 @@ describe.each(await dialects())('replies from the phone on %s', (dialect) => {
   });
 
   const tasks = () => t.services.tasks!;
-  const telegramDone = async (id: string) => {
-    await reportDone(b, id, () => receiver.sent.length);
+  const telegramDone = async (id: string, summary?: string) => {
+    await reportDone(b, id, () => receiver.sent.length, summary);
     return receiver.last();
   };
 
@@ -372,6 +377,11 @@ describe.each(await dialects())('replies from the phone on %s', (dialect) => {
     expect(r.argv).toEqual(['ok', '--resume', SESSION]);
     expect(r.stdin.endsWith(HOSTILE)).toBe(true);
     expect(r.stdin).toContain('telegram:777');
+    // The resumed run's `done` is news again: it is sent, with a reply target of its own.
+    await t.services.relay.drain();
+    const next = await telegramDone(id, 'Ran the linter too');
+    expect(next.messageId).toBe(messageId + 1);
+    expect(next.replyUrl).toMatch(/^https:\/\/sb\.example\/r\//);
 
     // Telegram redelivers the same update: answered 200, nothing resumed.
     const again = await telegramUpdate(update);
