@@ -249,6 +249,14 @@ describe('switchboard setup claude-code --notify', () => {
     expect(out.join('')).toMatch(/\.mcp\.json: added the MCP server "switchboard"/);
   });
 
+  it('touches neither the config nor an MCP file without --notify', async () => {
+    const outcome = await run({ ...where(), ...io() });
+    expect(outcome.files.map((f) => f.role)).toEqual(['settings']);
+    expect(read(configFile())).toBe(EXAMPLE_CONFIG);
+    expect(existsSync(mcpFile())).toBe(false);
+    expect(existsSync(claudeJson())).toBe(false);
+  });
+
   it('changes nothing the second time', async () => {
     await run({ ...where(), ...io(), notify: NTFY, publicUrl: 'http://laptop.tailnet:8787' });
     const first = snapshot();

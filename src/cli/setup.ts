@@ -14,7 +14,6 @@ import {
 } from '../runtimes/setup/claude-code.js';
 import { mcpConfigLocation, mcpServerEntry, mergeMcpServer } from '../runtimes/setup/mcp.js';
 import { parseNotifyTarget, planNotifyConfig } from '../runtimes/setup/notify-config.js';
-import { moduleConfigChecks } from '../server/checks.js';
 import { unifiedDiff } from './diff.js';
 import { readIfPresent, writeAtomically } from './files.js';
 
@@ -136,12 +135,12 @@ export async function run(opts: SetupClaudeCodeOptions = {}): Promise<SetupOutco
       path,
       before,
       after: merged.changed ? `${JSON.stringify(merged.settings, null, 2)}\n` : undefined,
-      mode: 0o644,
+      mode: modeOf(path, 0o644),
     },
   ];
   const notes: { role: FileRole; text: string }[] = [];
   if (opts.notify !== undefined) {
-    const notify = planNotify(opts, { scope, cwd, home, env, url });
+    const notify = await planNotify(opts, { scope, cwd, home, env, url });
     plans.unshift(notify.config);
     plans.push(notify.mcp);
     warnings.push(...notify.warnings);
@@ -198,10 +197,10 @@ function notifyConfigFile(opts: SetupClaudeCodeOptions, cwd: string, env: NodeJS
   return path;
 }
 
-function planNotify(
+async function planNotify(
   opts: SetupClaudeCodeOptions,
   where: { scope: SettingsScope; cwd: string; home: string; env: NodeJS.ProcessEnv; url: string },
-): { config: Planned; mcp: Planned; warnings: string[]; notes: { role: FileRole; text: string }[] } {
+): Promise<{ config: Planned; mcp: Planned; warnings: string[]; notes: { role: FileRole; text: string }[] }> {
   const target = parseNotifyTarget(opts.notify!);
   if (target.kind === 'invalid') throw new Error(`${target.problem}; nothing was changed`);
   const configFile = notifyConfigFile(opts, where.cwd, where.env);
@@ -214,7 +213,7 @@ function planNotify(
     env: where.env,
   });
   if (planned.kind === 'invalid') throw new Error(`${configFile}: ${planned.problem}`);
-  if (planned.changed) checkLoads(configFile, planned.text, where.env);
+  if (planned.changed) await checkLoads(configFile, planned.text, where.env);
 
   const location = mcpConfigLocation(where.scope, where);
   const mcpBefore = readIfPresent(location.path);
@@ -264,7 +263,9 @@ function planNotify(
 }
 
 /** The edited config must load as `serve` would load it, module checks included, or nothing is written. */
-function checkLoads(path: string, text: string, env: NodeJS.ProcessEnv): void {
+async function checkLoads(path: string, text: string, env: NodeJS.ProcessEnv): Promise<void> {
+  // Loaded here only: the module checks pull in every module's schema, which plain setup never needs.
+  const { moduleConfigChecks } = await import('../server/checks.js');
   const doc = parseDocument(text);
   const raw = (doc.toJS() ?? {}) as Record<string, unknown>;
   try {
