@@ -1,5 +1,15 @@
 import { isDeepStrictEqual } from 'node:util';
-import { type Document, isMap, isScalar, isSeq, parseDocument, type YAMLMap, type YAMLSeq } from 'yaml';
+import {
+  type Document,
+  isMap,
+  isScalar,
+  isSeq,
+  type Pair,
+  parseDocument,
+  type Range,
+  type YAMLMap,
+  type YAMLSeq,
+} from 'yaml';
 
 /**
  * The switchboard.yaml half of `setup claude-code --notify <channel>`: a channel to notify (an existing
@@ -316,8 +326,7 @@ function splice(text: string, edit: Edit): string | undefined {
     const body = text.endsWith('\n') || text === '' ? text : `${text}\n`;
     return `${body}${last}:\n  ${item}\n`;
   }
-  const keyNode = pair.key as { range?: [number, number, number] | null };
-  const keyStart = keyNode.range?.[0];
+  const keyStart = rangeOf(pair.key)?.[0];
   if (keyStart === undefined) return undefined;
   const keyIndent = column(text, keyStart);
   const value = pair.value;
@@ -343,28 +352,26 @@ function splice(text: string, edit: Edit): string | undefined {
     const existing = (coll as YAMLMap).items.find((p) => isScalar(p.key) && p.key.value === edit.key);
     if (existing) return replaceValue(text, existing.value, flow(edit.value));
   }
-  const items = coll.items as unknown[];
-  const lastItem = items[items.length - 1];
-  const lastNode = (
-    edit.kind === 'map'
-      ? ((lastItem as { value: unknown; key: unknown }).value ?? (lastItem as { key: unknown }).key)
-      : lastItem
-  ) as {
-    range?: [number, number, number] | null;
-  };
-  const firstStart = (
-    edit.kind === 'map' ? ((items[0] as { key: unknown }).key as { range?: [number, number, number] }) : coll
-  ).range?.[0];
-  if (!lastNode?.range || firstStart === undefined) return undefined;
+  // The new entry goes on its own line after the last entry, indented like the first.
+  const lastItem = coll.items[coll.items.length - 1];
+  const lastNode = edit.kind === 'map' ? ((lastItem as Pair).value ?? (lastItem as Pair).key) : lastItem;
+  const firstStart = rangeOf(edit.kind === 'map' ? (coll as YAMLMap).items[0]?.key : coll)?.[0];
+  const lastEnd = rangeOf(lastNode)?.[1];
+  if (firstStart === undefined || lastEnd === undefined) return undefined;
   const indent = column(text, firstStart);
-  const at = endOfLine(text, Math.max(lastNode.range[1] - 1, 0));
+  const at = endOfLine(text, Math.max(lastEnd - 1, 0));
   return `${text.slice(0, at)}\n${' '.repeat(indent)}${item}${text.slice(at)}`;
 }
 
 function replaceValue(text: string, node: unknown, replacement: string): string | undefined {
-  const range = (node as { range?: [number, number, number] | null } | null)?.range;
+  const range = rangeOf(node);
   if (!range || !isScalar(node)) return undefined;
   return `${text.slice(0, range[0])}${replacement}${text.slice(range[1])}`;
+}
+
+/** A node's `[start, valueEnd, nodeEnd]` offsets in the text it was parsed from. */
+function rangeOf(node: unknown): Range | undefined {
+  return (node as { range?: Range | null } | null | undefined)?.range ?? undefined;
 }
 
 function column(text: string, offset: number): number {
