@@ -198,6 +198,32 @@ routes:
     expect(again.channel).toBe('pocket');
   });
 
+  it('appends after a multi-line last entry, before trailing comments, in a file without a final newline', () => {
+    const text = `auth:
+  keys:
+    - name: a
+      role: agent
+      key_env: A
+routes:
+  - match: 'stage == "failed"'
+    channels:
+      - x
+  # - { channels: [later] }
+channels:
+  x:
+    type: webhook
+    url: https://e.com/h   # the hook
+    secret_env: S`;
+    const plan = ok(planNotifyConfig(text, { target: ntfy }));
+    expect(addedLines(text, plan.text)).toEqual([
+      `  - { match: '${agentMatch(['a'])}', channels: [phone] }`,
+      `  phone: { type: ntfy, url: 'https://ntfy.sh', topic: ${TOPIC} }`,
+    ]);
+    expect(plan.text).toContain(`      - x\n  - { match:`);
+    expect(plan.text).toContain(`secret_env: S\n  phone:`);
+    expect(load(plan.text).routes).toHaveLength(2);
+  });
+
   it('creates the sections when the file has none', () => {
     const bare = 'auth:\n  keys:\n    - { name: a, role: agent, key: "0123456789abcdef0123" }\n';
     const plan = ok(planNotifyConfig(bare, { target: ntfy }));
