@@ -158,16 +158,13 @@ export function channelCase<C, R, P>(fx: ChannelCase<C, R, P>): void {
       }
     });
 
-    // The feishu channel renders the reply link in its own change (its helper removes this condition).
-    if (kind.type !== 'feishu') {
-      it('carries the reply link, also when a long detail is cut', () => {
-        const done = sampleMessage({ stage: 'done', reply: { url: REPLY_URL } });
-        expect(fx.wire(render(done))).toContain(REPLY_URL);
-        const long = { ...done, detail: 'x'.repeat(kind.maxLength * 2 + 10) };
-        expect(fx.wire(render(long))).toContain(REPLY_URL);
-        expect(fx.wire(render(sampleMessage()))).not.toContain('/r/');
-      });
-    }
+    it('carries the reply link, also when a long detail is cut', () => {
+      const done = sampleMessage({ stage: 'done', reply: { url: REPLY_URL } });
+      expect(fx.wire(render(done))).toContain(REPLY_URL);
+      const long = { ...done, detail: 'x'.repeat(kind.maxLength * 2 + 10) };
+      expect(fx.wire(render(long))).toContain(REPLY_URL);
+      expect(fx.wire(render(sampleMessage()))).not.toContain('/r/');
+    });
 
     it('labels the message in English or Chinese', () => {
       expect(fx.wire(render(sampleMessage({ locale: 'en' })))).toContain('Failed');
