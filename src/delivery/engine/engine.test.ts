@@ -44,6 +44,8 @@ describe.each(DIALECTS)('the delivery engine on %s', (dialect) => {
     ]);
     expect(events.every((e) => e.causation_id === eventId)).toBe(true);
     expect(events[0]?.summary).toMatchObject({ status: 500, body_excerpt: 'boom', destination: 'hook' });
+    // A signed webhook's receiver names no message id; Telegram's and Slack's do (src/replies/replies.test.ts).
+    expect(events[1]?.summary).not.toHaveProperty('provider_id');
     const metrics = await h.services.metrics.registry.metrics();
     expect(metrics).toContain('switchboard_deliveries_total{destination="hook",outcome="retry"} 1');
     expect(metrics).toContain('switchboard_deliveries_total{destination="hook",outcome="ok"} 1');
