@@ -6,6 +6,7 @@ import { benchGateHttp } from './gate-http.js';
 import { benchHooks } from './hooks.js';
 import { benchIngress } from './ingress.js';
 import { benchNotify } from './notify.js';
+import { benchPhone } from './phone.js';
 
 /**
  * `npm run bench`: every performance goal of the project, each printed beside a bare baseline
@@ -20,6 +21,7 @@ const SECTIONS: Record<string, () => Promise<string[]>> = {
   delivery: benchDelivery,
   hooks: benchHooks,
   notify: benchNotify,
+  phone: benchPhone,
 };
 
 const only = process.argv.slice(2);

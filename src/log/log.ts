@@ -92,6 +92,8 @@ export class EventLog {
     };
     if (db?.inTransaction) {
       await write(db);
+      // The caller's transaction commits later: wake the relay then, not now (it would find nothing).
+      db.afterCommit(() => this.notify());
     } else {
       await (db ?? this.db).tx(write);
       this.notify();
@@ -126,7 +128,8 @@ export class EventLog {
         for (const env of envelopes) await one(tx, env);
       });
     }
-    if (!db.inTransaction) this.notify();
+    if (db.inTransaction) db.afterCommit(() => this.notify());
+    else this.notify();
   }
 
   /** Wakes listeners; a caller that appended inside its own transaction calls this after commit. */

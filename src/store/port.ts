@@ -22,6 +22,12 @@ export interface Db {
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T>;
   /** Whether this port is bound to an open transaction. */
   readonly inTransaction: boolean;
+  /**
+   * Runs `fn` once what was written through this port is visible to everyone: on a transaction's port,
+   * after the outermost COMMIT (never, if it rolls back); on a plain port, on the next turn. Wakes a
+   * worker (the relay, the delivery engine) without the race of waking it before the commit.
+   */
+  afterCommit(fn: () => void): void;
   close(): Promise<void>;
 }
 
@@ -33,4 +39,15 @@ export function sql(text: string, ...values: unknown[]): Sql {
 export async function one<T = Row>(db: Db, q: Sql): Promise<T | undefined> {
   const rows = await db.query<T>(q);
   return rows[0];
+}
+
+/** After-commit hooks wake workers; one that throws must not keep the others (or the caller) waiting. */
+export function runHooks(hooks: readonly (() => void)[]): void {
+  for (const fn of hooks) {
+    try {
+      fn();
+    } catch {
+      // A waker has nothing to report to the writer; the worker's own poll still runs.
+    }
+  }
 }

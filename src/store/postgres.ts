@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { classifyStoreError } from './errors.js';
-import type { Db, Row, Sql } from './port.js';
+import { type Db, type Row, runHooks, type Sql } from './port.js';
 
 // BIGINT (int8) columns hold epoch milliseconds and counters, all far below 2^53: read them as numbers.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
@@ -76,6 +76,7 @@ export class PostgresDb implements Db {
       await client.query('BEGIN');
       const out = await fn(bound);
       await client.query('COMMIT');
+      runHooks(bound.hooks);
       return out;
     } catch (err) {
       try {
@@ -90,6 +91,10 @@ export class PostgresDb implements Db {
     }
   }
 
+  afterCommit(fn: () => void): void {
+    setImmediate(() => runHooks([fn]));
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }
@@ -99,6 +104,7 @@ class PostgresTx implements Db {
   readonly dialect = 'postgres' as const;
   readonly inTransaction = true;
   closed = false;
+  readonly hooks: (() => void)[] = [];
 
   constructor(private readonly client: pg.PoolClient) {}
 
@@ -111,6 +117,10 @@ class PostgresTx implements Db {
 
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     return fn(this);
+  }
+
+  afterCommit(fn: () => void): void {
+    this.hooks.push(fn);
   }
 
   async close(): Promise<void> {}

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { classifyStoreError } from './errors.js';
 import { Mutex } from './mutex.js';
-import type { Db, Row, Sql } from './port.js';
+import { type Db, type Row, runHooks, type Sql } from './port.js';
 
 export interface SqliteOptions {
   /** File path, or `:memory:`. */
@@ -130,7 +130,8 @@ export class SqliteDb implements Db {
       void this.mutex.run(() => this.flush());
     }
     if (batch.length === 0) return;
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    const outcomes: ({ ok: true; value: unknown; hooks: (() => void)[] } | { ok: false; error: unknown })[] =
+      [];
     try {
       // IMMEDIATE takes the write lock up front, so two processes never both read-then-write and deadlock.
       this.runNow({ text: 'BEGIN IMMEDIATE' });
@@ -145,7 +146,7 @@ export class SqliteDb implements Db {
         if (!single) this.raw.exec('SAVEPOINT sb_group');
         const value = await item.fn(bound);
         if (!single) this.raw.exec('RELEASE sb_group');
-        outcomes.push({ ok: true, value });
+        outcomes.push({ ok: true, value, hooks: bound.hooks });
       } catch (err) {
         if (!single && this.raw.inTransaction) {
           this.raw.exec('ROLLBACK TO sb_group');
@@ -169,9 +170,15 @@ export class SqliteDb implements Db {
     }
     batch.forEach((item, i) => {
       const o = outcomes[i]!;
-      if (o.ok) item.resolve(o.value);
-      else item.reject(o.error);
+      if (o.ok) {
+        runHooks(o.hooks);
+        item.resolve(o.value);
+      } else item.reject(o.error);
     });
+  }
+
+  afterCommit(fn: () => void): void {
+    setImmediate(() => runHooks([fn]));
   }
 
   async close(): Promise<void> {
@@ -185,6 +192,7 @@ class SqliteTx implements Db {
   readonly dialect = 'sqlite' as const;
   readonly inTransaction = true;
   closed = false;
+  readonly hooks: (() => void)[] = [];
 
   constructor(private readonly db: SqliteDb) {}
 
@@ -196,6 +204,10 @@ class SqliteTx implements Db {
 
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
     return fn(this);
+  }
+
+  afterCommit(fn: () => void): void {
+    this.hooks.push(fn);
   }
 
   async close(): Promise<void> {}

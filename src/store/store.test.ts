@@ -37,6 +37,43 @@ describe.each(DIALECTS)('store contract on %s', (dialect) => {
     expect(Number(rows[0]!.b)).toBe(7);
   });
 
+  it('runs after-commit hooks once the write is visible, and never for a rolled-back transaction', async () => {
+    store = await freshStore(dialect);
+    const { db } = store;
+    const seen: string[] = [];
+    const insert = (tx: typeof db, id: string) =>
+      tx.query({
+        text: 'INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)',
+        values: ['hooks', id, 1],
+      });
+    const visible = async (id: string) =>
+      (await db.query({ text: 'SELECT event_id FROM inbox WHERE event_id = $1', values: [id] })).length;
+    const committed = db.tx(async (tx) => {
+      await insert(tx, 'h1');
+      // Nested transactions join the outer one: their hooks wait for the outer commit too.
+      await tx.tx(async (inner) => {
+        inner.afterCommit(() => seen.push('inner'));
+      });
+      tx.afterCommit(() => {
+        seen.push('outer');
+        void visible('h1').then((n) => seen.push(`visible:${n}`));
+      });
+      expect(seen).toEqual([]);
+    });
+    const failed = db.tx(async (tx) => {
+      await insert(tx, 'h2');
+      tx.afterCommit(() => seen.push('rolled-back'));
+      throw new Error('boom');
+    });
+    await committed;
+    await expect(failed).rejects.toThrow('boom');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(seen).toEqual(['inner', 'outer', 'visible:1']);
+    // A plain port runs the hook on the next turn.
+    const plain = new Promise<void>((r) => db.afterCommit(r));
+    await plain;
+  });
+
   it('commits a transaction as a whole and rolls it back as a whole', async () => {
     store = await freshStore(dialect);
     const { db } = store;

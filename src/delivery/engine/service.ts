@@ -139,8 +139,8 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
         }),
       );
       if (rows[0]) {
-        // The caller's transaction may not have committed yet; the engine's next poll picks it up.
-        setImmediate(() => d.wake?.());
+        // Wake the engine once the caller's transaction has committed: earlier, it would find nothing.
+        tx.afterCommit(() => d.wake?.());
         return { id, created: true };
       }
       const existing = await tx.query<{ id: string }>(q.deliveryIdFor(input.eventId, input.destination));
