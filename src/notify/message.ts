@@ -1,5 +1,4 @@
 import type { ApprovalActions, Locale, Message, Severity, Stage } from '../channels/channel.js';
-import { labels } from '../channels/text.js';
 import { applyAliases, type ContentInput } from './content.js';
 import type { Digest } from './governance.js';
 
@@ -11,10 +10,9 @@ export interface Who {
   agent: string;
 }
 
-function title(stage: Stage, who: Who, locale: Locale): string {
-  const l = labels(locale);
-  const name = who.task_title ?? who.task_id ?? who.agent;
-  return `${l.stage[stage]} · ${name}`;
+/** Who the message is about; every channel puts the stage label in front (`headline()`), once. */
+function title(who: Who): string {
+  return who.task_title ?? who.task_id ?? who.agent;
 }
 
 function base(who: Who, locale: Locale): Pick<Message, 'agent' | 'locale' | 'task'> {
@@ -35,7 +33,7 @@ export function progressDraft(
     kind: 'progress',
     stage: report.stage,
     severity: report.severity,
-    title: title(report.stage, who, opts.locale),
+    title: title(who),
     summary: content.summary,
     ...base(who, opts.locale),
   };
@@ -58,7 +56,7 @@ export function digestDraft(digest: Digest, who: Who, locale: Locale): Draft {
     kind: 'progress',
     stage: 'progress',
     severity: digest.severity,
-    title: title('progress', who, locale),
+    title: title(who),
     summary: digest.summary,
     ...base(who, locale),
   };
@@ -76,7 +74,7 @@ export function approvalDraft(
     kind: 'approval',
     stage: 'awaiting_approval',
     severity: 'warn',
-    title: title('awaiting_approval', who, locale),
+    title: title(who),
     summary: a.action.slice(0, 120),
     detail: `${a.reason}\n${locale === 'zh' ? '到期' : 'expires'}: ${a.expires_at}`,
     ...base(who, locale),
@@ -109,7 +107,7 @@ export function stalledDraft(minutesIdle: number | undefined, who: Who, locale: 
     kind: 'alert',
     stage: 'blocked',
     severity: 'warn',
-    title: title('blocked', who, locale),
+    title: title(who),
     summary,
     ...base(who, locale),
   };

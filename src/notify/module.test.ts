@@ -265,7 +265,7 @@ describe.each(await dialects())('POST /v1/progress on %s', (dialect) => {
     );
     expect(await known.json()).toMatchObject({ status: 'sent' });
     expect(seen[0]?.message).toMatchObject({
-      title: 'Failed · Fix the flaky test',
+      title: 'Fix the flaky test',
       task: { id: 'tsk_known', name: 'Fix the flaky test' },
     });
     expect(touched).toEqual(['tsk_known']);
