@@ -8,18 +8,30 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
 import { KEYS } from '../../test/support/server.js';
 import { parseConfig } from '../config/load.js';
+import { approvalsModule } from '../approvals/module.js';
 import { deliveryModule } from '../delivery/module.js';
+import { gateModule } from '../gate/module.js';
 import { notifyModule } from '../notify/module.js';
 import { runtimesModule } from '../runtimes/module.js';
 import { coreModule } from '../server/core-routes.js';
 import { type RunningServer, startServer } from '../server/serve.js';
 import { signalsModule } from './module.js';
 
+interface Action {
+  action: string;
+  label: string;
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
 interface Published {
   topic: string;
   title?: string;
   message?: string;
   priority?: number;
+  actions?: Action[];
 }
 
 /** A local ntfy stand-in: records each JSON publish and answers as ntfy does. */
@@ -68,7 +80,8 @@ describe.each(await dialects())('Claude Code signals to a local ntfy, on %s', (d
     dataDir = mkdtempSync(join(tmpdir(), 'sb-signals-'));
     const config = parseConfig({
       data_dir: dataDir,
-      server: { port: 0 },
+      server: { port: 0, public_url: 'http://127.0.0.1:9' },
+      signals: { permissions: { wait_seconds: 2 } },
       auth: {
         keys: [
           { name: 'bot', role: 'agent', key: KEYS.agent },
@@ -88,6 +101,8 @@ describe.each(await dialects())('Claude Code signals to a local ntfy, on %s', (d
       modules: [
         coreModule(() => []),
         deliveryModule({ env: {} }),
+        approvalsModule(),
+        gateModule(),
         runtimesModule(),
         notify,
         signalsModule({ reporter: () => notify.notifier() }),
@@ -138,4 +153,56 @@ describe.each(await dialects())('Claude Code signals to a local ntfy, on %s', (d
     expect(receiver.published.some((p) => p.message?.includes('session: desk'))).toBe(false);
     expect(receiver.published).toHaveLength(2);
   }, 30_000);
+
+  /** Presses a button the way the ntfy app does: the action's own request, at the gateway's address. */
+  const press = (action: Action) =>
+    fetch(action.url.replace('http://127.0.0.1:9', gateway.url), {
+      method: action.method ?? 'POST',
+      headers: action.headers ?? {},
+      ...(action.body !== undefined ? { body: action.body } : {}),
+    });
+
+  it('a PermissionRequest while away: buttons on the phone, Approve pressed, the hook allows', async () => {
+    await away(true);
+    const held = hook(
+      fixture('PermissionRequest', { session_id: 'tap', tool_input: { command: 'make deploy' } }),
+    );
+    const prompt = await until(() =>
+      receiver.published.find((p) => p.message?.includes('Bash: make deploy')),
+    );
+    expect(prompt?.message).toContain('session: tap');
+    const approve = prompt?.actions?.find((a) => a.label === 'Approve');
+    expect(approve?.action).toBe('http');
+    expect((await press(approve!)).status).toBe(200);
+    expect(await (await held).json()).toEqual({
+      hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
+    });
+  }, 30_000);
+
+  it('the same with no press: no decision after the wait, then the phone hears it expired', async () => {
+    await away(true);
+    const res = await hook(
+      fixture('PermissionRequest', { session_id: 'nopress', tool_input: { command: 'make nopress' } }),
+    );
+    expect(await res.json()).toEqual({});
+    const prompt = receiver.published.find((p) => p.message?.includes('Bash: make nopress'));
+    expect(prompt?.actions?.some((a) => a.label === 'Approve')).toBe(true);
+    const told = await until(
+      () =>
+        receiver.published.find(
+          (p) => p.message?.includes('waiting at the desk') && p.message.includes('session: nopress'),
+        ),
+      15_000,
+    );
+    expect(told?.priority).toBeGreaterThanOrEqual(4);
+  }, 30_000);
+
+  async function away(on: boolean) {
+    const res = await fetch(`${gateway.url}/v1/away`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEYS.approver}` },
+      body: JSON.stringify({ away: on }),
+    });
+    expect(res.status).toBe(200);
+  }
 });
