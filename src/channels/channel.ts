@@ -125,6 +125,15 @@ export interface ChannelKind<C, R = HttpRequest, P = HttpResponse> {
   format(msg: Message, config: C, ctx: FormatContext): R;
   /** Maps the provider's answer (status and business body) onto ok / retry / dead. */
   parseResult(res: P): SendResult;
+  /**
+   * What the provider's own protocol says about one answer of any status — a business code, a
+   * rate-limit hint in the body or in a provider header — or undefined when the answer says nothing
+   * beyond its HTTP status. `parseResult` is this verdict, else the status. The delivery engine asks
+   * it on every non-2xx answer: a `retry` or `dead` here wins over the engine's status rules
+   * (docs/delivery.md, "Who decides"). Kinds without it (webhook, alertmanager, ntfy, DingTalk,
+   * WeCom: errors inside a 200) leave non-2xx answers to the status rules.
+   */
+  verdict?(res: P): SendResult | undefined;
   /** format → one send → parseResult. Never throws for provider or network failures. */
   send(msg: Message, config: C, deps: SendDeps): Promise<SendResult>;
 }

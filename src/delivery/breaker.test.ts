@@ -148,4 +148,15 @@ describe('breakerSignal', () => {
     expect(breakerSignal({ kind: 'dead', reason: 'rejected with 400', status: 400 })).toBe('success');
     expect(breakerSignal({ kind: 'dead', reason: 'blocked: metadata' })).toBeUndefined();
   });
+
+  it('does not count a 4xx a channel reads as transient (Feishu 230020 with HTTP 400), but does a 502', () => {
+    expect(breakerSignal({ kind: 'retry', at: 0, error: 'feishu code 230020', status: 400 })).toBeUndefined();
+    expect(breakerSignal({ kind: 'retry', at: 0, error: 'status 408', status: 408 })).toBeUndefined();
+    expect(breakerSignal({ kind: 'retry', at: 0, error: 'status 502', status: 502, throttle: true })).toBe(
+      'failure',
+    );
+    expect(breakerSignal({ kind: 'retry', at: 0, error: 'dingtalk errcode 130101', status: 200 })).toBe(
+      'failure',
+    );
+  });
 });

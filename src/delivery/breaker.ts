@@ -109,8 +109,10 @@ export function record(
 }
 
 /**
- * What an outcome says about the endpoint's health. A 4xx rejection or a 429 means the endpoint is
- * up and answering (429 lowers the rate limit instead); a blocked URL never reached it.
+ * What an outcome says about the endpoint's health. A 4xx rejection means the endpoint is up and
+ * answering (success); a 4xx worth retrying — 429, or what a channel reads as transient, like
+ * Feishu's frequency limit 230020 or a stale token sent with HTTP 400 — is up too but no success
+ * (429 lowers the rate limit instead); a blocked URL never reached it.
  */
 export function breakerSignal(outcome: Outcome): Signal | undefined {
   switch (outcome.kind) {
@@ -119,7 +121,9 @@ export function breakerSignal(outcome: Outcome): Signal | undefined {
     case 'unknown':
       return 'failure';
     case 'retry':
-      return outcome.status === 429 ? undefined : 'failure';
+      return outcome.status !== undefined && outcome.status >= 400 && outcome.status < 500
+        ? undefined
+        : 'failure';
     case 'dead':
       if (outcome.status === undefined) return outcome.reason.startsWith('blocked') ? undefined : 'failure';
       return outcome.status >= 500 ? 'failure' : 'success';

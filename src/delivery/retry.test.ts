@@ -153,7 +153,126 @@ describe('classify', () => {
       inspect: (r) =>
         r.body?.includes('"ok":false') ? { kind: 'dead', reason: 'channel_not_found' } : undefined,
     });
-    expect(outcome).toEqual({ kind: 'dead', reason: 'channel_not_found' });
+    expect(outcome).toEqual({ kind: 'dead', reason: 'channel_not_found', status: 200 });
+  });
+
+  describe('with a channel that reads answers of any status', () => {
+    const policy = { ...DEFAULT_RETRY_POLICY, jitter: 0 };
+    const at = (status: number, headers: Record<string, string> = {}) => ({
+      ...answered(status, headers),
+      body: 'x',
+    });
+
+    it('retries a 400 the channel calls a rate limit, and throttles and pauses the endpoint by its hint', () => {
+      const outcome = classify(at(400), {
+        attempt: 1,
+        now: 1_000,
+        policy,
+        inspect: () => ({ kind: 'retry', error: 'feishu code 230020', retryAfterMs: 20_000 }),
+      });
+      expect(outcome).toEqual({
+        kind: 'retry',
+        at: 21_000,
+        error: 'feishu code 230020',
+        status: 400,
+        throttle: true,
+        retryAfter: 21_000,
+      });
+    });
+
+    it('retries a 400 the channel calls transient on the schedule, without a pause', () => {
+      const outcome = classify(at(400), {
+        attempt: 1,
+        now: 0,
+        policy,
+        inspect: () => ({ kind: 'retry', error: 'feishu code 99991663' }),
+      });
+      expect(outcome).toEqual({ kind: 'retry', at: 5_000, error: 'feishu code 99991663', status: 400 });
+    });
+
+    it('kills a 503 the channel calls permanent', () => {
+      const outcome = classify(at(503), {
+        attempt: 1,
+        now: 0,
+        inspect: () => ({ kind: 'dead', reason: 'feishu code 230002' }),
+      });
+      expect(outcome).toEqual({ kind: 'dead', reason: 'feishu code 230002', status: 503 });
+    });
+
+    it('clamps a channel hint like Retry-After', () => {
+      const big = classify(at(429), {
+        attempt: 1,
+        now: 0,
+        policy,
+        inspect: () => ({ kind: 'retry', error: 'e', retryAfterMs: 7 * 24 * 3_600_000 }),
+      });
+      expect(big).toMatchObject({ at: policy.retryAfterMaxMs, retryAfter: policy.retryAfterMaxMs });
+      const zero = classify(at(429), {
+        attempt: 1,
+        now: 0,
+        policy: { ...policy, scheduleMs: [0, 0] },
+        inspect: () => ({ kind: 'retry', error: 'e', retryAfterMs: 0 }),
+      });
+      expect(zero).toMatchObject({ at: policy.retryAfterMinMs });
+    });
+
+    it('uses Retry-After when the channel says retry without a hint, and throttles on 429', () => {
+      const outcome = classify(at(429, { 'retry-after': '30' }), {
+        attempt: 1,
+        now: 0,
+        policy,
+        inspect: () => ({ kind: 'retry', error: 'telegram 429' }),
+      });
+      expect(outcome).toEqual({
+        kind: 'retry',
+        at: 30_000,
+        error: 'telegram 429',
+        status: 429,
+        throttle: true,
+        retryAfter: 30_000,
+      });
+    });
+
+    it('leaves the status rules in force when the channel has no opinion or calls a non-2xx ok', () => {
+      for (const inspect of [() => undefined, () => ({ kind: 'ok' as const })]) {
+        expect(classify(at(400), { attempt: 1, now: 0, inspect })).toEqual({
+          kind: 'dead',
+          reason: 'rejected with 400',
+          status: 400,
+        });
+        expect(classify(at(503), { attempt: 1, now: 0, policy, inspect })).toMatchObject({
+          kind: 'retry',
+          error: 'status 503',
+        });
+      }
+    });
+
+    it('still disables the endpoint on a 410 the channel calls dead', () => {
+      const outcome = classify(at(410), {
+        attempt: 1,
+        now: 0,
+        inspect: () => ({ kind: 'dead', reason: 'slack: channel_is_archived' }),
+      });
+      expect(outcome).toEqual({
+        kind: 'dead',
+        reason: 'slack: channel_is_archived',
+        status: 410,
+        disable: true,
+      });
+    });
+
+    it('turns a channel retry into dead once the schedule is used up', () => {
+      const outcome = classify(at(400), {
+        attempt: 8,
+        now: 0,
+        inspect: () => ({ kind: 'retry', error: 'feishu code 230020' }),
+      });
+      expect(outcome).toEqual({
+        kind: 'dead',
+        reason: 'exhausted after 8 attempts: feishu code 230020',
+        status: 400,
+      });
+    });
   });
 
   it('follows a custom schedule from config', () => {

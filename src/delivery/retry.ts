@@ -108,6 +108,15 @@ export function nextAttemptAt(
   return now + delay;
 }
 
+/**
+ * A channel's verdict on one answer: the shape of the channels' `SendResult` (src/channels), which
+ * this pure module does not import.
+ */
+export type Verdict =
+  | { kind: 'ok' }
+  | { kind: 'retry'; error: string; retryAfterMs?: number }
+  | { kind: 'dead'; reason: string };
+
 export interface ClassifyContext {
   /** The attempt that produced `result`, 1-based. */
   attempt: number;
@@ -115,10 +124,12 @@ export interface ClassifyContext {
   policy?: RetryPolicy;
   random?: () => number;
   /**
-   * A channel's reading of a 2xx body (chat APIs answer 200 with `{"ok":false}`); returning an
-   * outcome overrides `ok`. This is the hook the channels plug into.
+   * The channel's reading of an answer of any status; this is the hook the channels plug into.
+   * `retry` or `dead` wins over the status rules: a chat API's 200 with `{"ok":false}`, Feishu's
+   * frequency limit sent as HTTP 400, Telegram's `retry_after` in a 429's body. `ok` or undefined
+   * leaves the status to decide (a channel cannot turn a non-2xx into a delivery).
    */
-  inspect?: (result: SendResult & { status: number }) => Outcome | undefined;
+  inspect?: (result: SendResult & { status: number }) => Verdict | undefined;
 }
 
 /** Classifies one attempt. See the table in docs/delivery.md. */
@@ -155,11 +166,22 @@ export function classify(result: SendResult, ctx: ClassifyContext): Outcome {
     return retry(error);
   }
 
-  if (status >= 200 && status < 300) {
-    const withStatus = { ...result, status };
-    return ctx.inspect?.(withStatus) ?? { kind: 'ok', status };
-  }
   const retryAfterMs = parseRetryAfter(result.headers?.['retry-after'], ctx.now);
+  const verdict = ctx.inspect?.({ ...result, status });
+  if (verdict?.kind === 'dead') {
+    // 410 still disables the endpoint, whoever reads the body.
+    return { kind: 'dead', reason: verdict.reason, status, ...(status === 410 ? { disable: true } : {}) };
+  }
+  if (verdict?.kind === 'retry') {
+    // The channel's hint (Feishu's reset header, Telegram's and Discord's body) or else `Retry-After`;
+    // either is clamped. A hint says "slow down", so the endpoint is throttled and paused too.
+    const after = verdict.retryAfterMs ?? retryAfterMs;
+    return retry(verdict.error, {
+      throttle: THROTTLE_STATUSES.has(status) || verdict.retryAfterMs !== undefined,
+      ...(after !== undefined ? { retryAfterMs: after } : {}),
+    });
+  }
+  if (status >= 200 && status < 300) return { kind: 'ok', status };
   if (status === 410)
     return { kind: 'dead', reason: 'gone: the endpoint asked to be removed', status, disable: true };
   if (status >= 300 && status < 400) {

@@ -4,15 +4,18 @@ import { DISCORD_DESCRIPTION_MAX_CHARS, type DiscordConfig, discordConfig, forma
 
 /**
  * With `?wait=true` Discord answers 200 with the message (`id`). A 429 carries `retry_after` in
- * seconds (a float) in the body, which is more precise than the rounded `Retry-After` header.
+ * seconds (a float) in the body, which is more precise than the rounded `Retry-After` header; a
+ * refusal carries Discord's `{code, message}`. Undefined for an answer without either (a 5xx page):
+ * its status decides.
  */
-export function parseDiscordResult(res: HttpResponse): SendResult {
+export function discordVerdict(res: HttpResponse): SendResult | undefined {
   const body = parseJson(res.body);
-  if (res.status === 429 && isRecord(body) && typeof body['retry_after'] === 'number') {
+  const after = isRecord(body) ? body['retry_after'] : undefined;
+  if (res.status === 429 && typeof after === 'number' && Number.isFinite(after) && after >= 0) {
     return {
       kind: 'retry',
-      error: `discord: ${String(body['message'] ?? 'rate limited')}`,
-      retryAfterMs: Math.ceil(body['retry_after'] * 1000),
+      error: `discord: ${String(isRecord(body) ? (body['message'] ?? 'rate limited') : 'rate limited')}`,
+      retryAfterMs: Math.ceil(after * 1000),
     };
   }
   const status = classifyStatus(res);
@@ -23,10 +26,17 @@ export function parseDiscordResult(res: HttpResponse): SendResult {
         reason: `discord code ${String(body['code'])}: ${providerText(String(body['message'] ?? ''))}`,
       };
     }
-    return status;
+    return undefined;
   }
   if (isRecord(body) && typeof body['id'] === 'string') return { kind: 'ok', providerId: body['id'] };
   return { kind: 'dead', reason: `not a Discord message: ${providerText(res.body)}` };
+}
+
+export function parseDiscordResult(res: HttpResponse): SendResult {
+  return (
+    discordVerdict(res) ??
+    classifyStatus(res) ?? { kind: 'dead', reason: `not a Discord message: ${providerText(res.body)}` }
+  );
 }
 
 export const discord: ChannelKind<DiscordConfig> = {
@@ -37,6 +47,7 @@ export const discord: ChannelKind<DiscordConfig> = {
   lengthUnit: 'chars',
   format: formatDiscord,
   parseResult: parseDiscordResult,
+  verdict: discordVerdict,
   send: (msg, config, deps) =>
     sendHttp({ format: formatDiscord, parseResult: parseDiscordResult }, msg, config, deps),
 };

@@ -74,10 +74,12 @@ function resetMs(res: HttpResponse): number | undefined {
 }
 
 /**
- * Both modes answer `{code, msg}`: a custom bot with HTTP 200, the open API with 200 on success and
- * mostly 400/429 on failure. Only `code == 0` (or the legacy `StatusCode == 0`) is delivery.
+ * Feishu's own reading of an answer of any status. Both modes answer `{code, msg}`: a custom bot with
+ * HTTP 200, the open API with 200 on success and mostly 400/429 on failure (230020, the frequency
+ * limit, comes with HTTP 400). A 429 without a code still names its reset in `x-ogw-ratelimit-reset`.
+ * Undefined when the answer carries neither (a proxy's 502 page): its status decides.
  */
-export function parseFeishuResult(res: HttpResponse): SendResult {
+export function feishuVerdict(res: HttpResponse): SendResult | undefined {
   const body = parseJson(res.body);
   const code = isRecord(body) ? (body['code'] ?? body['StatusCode']) : undefined;
   const text = isRecord(body) ? String(body['msg'] ?? body['StatusMessage'] ?? '') : providerText(res.body);
@@ -91,14 +93,25 @@ export function parseFeishuResult(res: HttpResponse): SendResult {
     if (TOKEN_INVALID_CODES.has(code) || res.status >= 500) return { kind: 'retry', error };
     return { kind: 'dead', reason: error };
   }
-  const status = classifyStatus(res);
-  if (status) return status;
-  if (code === 0) {
+  if (res.status === 429) {
+    const after = resetMs(res);
+    if (after !== undefined)
+      return { kind: 'retry', error: `HTTP 429: ${providerText(res.body)}`, retryAfterMs: after };
+  }
+  if (code === 0 && res.status >= 200 && res.status < 300) {
     const data = isRecord(body) ? body['data'] : undefined;
     const id = isRecord(data) ? data['message_id'] : undefined;
     return typeof id === 'string' && id !== '' ? { kind: 'ok', providerId: id } : { kind: 'ok' };
   }
-  return { kind: 'dead', reason: `not a Feishu answer: ${providerText(res.body)}` };
+  return undefined;
+}
+
+/** Only `code == 0` (or the legacy `StatusCode == 0`) on a 2xx is delivery. */
+export function parseFeishuResult(res: HttpResponse): SendResult {
+  return (
+    feishuVerdict(res) ??
+    classifyStatus(res) ?? { kind: 'dead', reason: `not a Feishu answer: ${providerText(res.body)}` }
+  );
 }
 
 /** One POST through the injected (guarded) sender; a refused target is dead, a failure retried. */

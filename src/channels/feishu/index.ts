@@ -1,6 +1,12 @@
 import type { ChannelKind } from '../channel.js';
 import { sendHttp } from '../http.js';
-import { clearFeishuTokens, parseFeishuResult, sendFeishuApp, TOKEN_INVALID_CODES } from './app.js';
+import {
+  clearFeishuTokens,
+  feishuVerdict,
+  parseFeishuResult,
+  sendFeishuApp,
+  TOKEN_INVALID_CODES,
+} from './app.js';
 import {
   FEISHU_OPEN_API,
   FEISHU_TEXT_MAX_BYTES,
@@ -25,6 +31,7 @@ export const feishu: ChannelKind<FeishuConfig> = {
   lengthUnit: 'bytes',
   format: formatFeishu,
   parseResult: parseFeishuResult,
+  verdict: feishuVerdict,
   send: (msg, config, deps) =>
     config.app
       ? sendFeishuApp(msg, config, config.app, deps)
@@ -40,6 +47,7 @@ export {
   feishuConfig,
   feishuSign,
   feishuUuid,
+  feishuVerdict,
   formatFeishu,
   parseFeishuResult,
   TOKEN_INVALID_CODES,

@@ -13,10 +13,11 @@ const RETRYABLE_ERRORS = new Set([
 ]);
 
 /**
- * Incoming webhooks answer `ok` as text (errors as text with 4xx); chat.postMessage answers 200 with
- * `{ok:false, error}` on failure. Either way only an explicit ok is delivery.
+ * chat.postMessage answers `{ok, error}` (200 for most failures, 429 with `Retry-After` for
+ * `ratelimited`). Incoming webhooks answer `ok` as text, and errors as text with a 4xx, which say
+ * nothing the status does not: undefined, the status decides.
  */
-export function parseSlackResult(res: HttpResponse): SendResult {
+export function slackVerdict(res: HttpResponse): SendResult | undefined {
   const body = parseJson(res.body);
   if (isRecord(body) && typeof body['ok'] === 'boolean') {
     if (body['ok'] === true)
@@ -31,10 +32,17 @@ export function parseSlackResult(res: HttpResponse): SendResult {
     if (res.status >= 500) return { kind: 'retry', error: `slack: ${error}` };
     return { kind: 'dead', reason: `slack: ${error}` };
   }
-  const status = classifyStatus(res);
-  if (status) return status;
+  if (res.status < 200 || res.status >= 300) return undefined;
   if (res.body.trim() === 'ok') return { kind: 'ok' };
   return { kind: 'dead', reason: `not a Slack answer: ${providerText(res.body)}` };
+}
+
+/** Either way only an explicit ok is delivery. */
+export function parseSlackResult(res: HttpResponse): SendResult {
+  return (
+    slackVerdict(res) ??
+    classifyStatus(res) ?? { kind: 'dead', reason: `not a Slack answer: ${providerText(res.body)}` }
+  );
 }
 
 export const slack: ChannelKind<SlackConfig> = {
@@ -45,6 +53,7 @@ export const slack: ChannelKind<SlackConfig> = {
   lengthUnit: 'chars',
   format: formatSlack,
   parseResult: parseSlackResult,
+  verdict: slackVerdict,
   send: (msg, config, deps) =>
     sendHttp({ format: formatSlack, parseResult: parseSlackResult }, msg, config, deps),
 };

@@ -3,32 +3,40 @@ import { classifyStatus, isRecord, parseJson, providerText, sendHttp } from '../
 import { formatTelegram, TELEGRAM_TEXT_MAX_CHARS, type TelegramConfig, telegramConfig } from './format.js';
 
 /**
- * The Bot API answers `{ok:true, result}` or `{ok:false, error_code, description, parameters}`;
- * a flood limit is 429 with `parameters.retry_after` in seconds.
+ * The Bot API answers `{ok:true, result}` or `{ok:false, error_code, description, parameters}` at
+ * any status; a flood limit is 429 with `parameters.retry_after` in seconds (not `Retry-After`).
+ * Undefined for an answer that is not the Bot API's (a proxy page): its status decides.
  */
-export function parseTelegramResult(res: HttpResponse): SendResult {
+export function telegramVerdict(res: HttpResponse): SendResult | undefined {
   const body = parseJson(res.body);
   if (isRecord(body) && body['ok'] === true) {
     const result = body['result'];
     const id = isRecord(result) ? result['message_id'] : undefined;
     return typeof id === 'number' ? { kind: 'ok', providerId: String(id) } : { kind: 'ok' };
   }
-  if (isRecord(body) && body['ok'] === false) {
-    const params = isRecord(body['parameters']) ? body['parameters'] : {};
-    const text = `telegram ${String(body['error_code'] ?? res.status)}: ${providerText(String(body['description'] ?? ''))}`;
-    if (typeof params['retry_after'] === 'number')
-      return { kind: 'retry', error: text, retryAfterMs: params['retry_after'] * 1000 };
-    if (typeof params['migrate_to_chat_id'] === 'number') {
-      return {
-        kind: 'dead',
-        reason: `${text} (the group is now chat ${params['migrate_to_chat_id']}; update chat_id)`,
-      };
-    }
-    const status = classifyStatus(res);
-    if (status?.kind === 'retry') return { kind: 'retry', error: text };
-    return { kind: 'dead', reason: text };
+  if (!isRecord(body) || body['ok'] !== false) return undefined;
+  const params = isRecord(body['parameters']) ? body['parameters'] : {};
+  const text = `telegram ${String(body['error_code'] ?? res.status)}: ${providerText(String(body['description'] ?? ''))}`;
+  const after = params['retry_after'];
+  if (typeof after === 'number' && Number.isFinite(after) && after >= 0)
+    return { kind: 'retry', error: text, retryAfterMs: Math.ceil(after * 1000) };
+  if (typeof params['migrate_to_chat_id'] === 'number') {
+    return {
+      kind: 'dead',
+      reason: `${text} (the group is now chat ${params['migrate_to_chat_id']}; update chat_id)`,
+    };
   }
-  return classifyStatus(res) ?? { kind: 'dead', reason: `not a Bot API answer: ${providerText(res.body)}` };
+  // The description is the diagnosis; whether it passes with time is the status's to say.
+  const status = classifyStatus(res);
+  if (status?.kind === 'retry') return { kind: 'retry', error: text };
+  return { kind: 'dead', reason: text };
+}
+
+export function parseTelegramResult(res: HttpResponse): SendResult {
+  return (
+    telegramVerdict(res) ??
+    classifyStatus(res) ?? { kind: 'dead', reason: `not a Bot API answer: ${providerText(res.body)}` }
+  );
 }
 
 export const telegram: ChannelKind<TelegramConfig> = {
@@ -39,6 +47,7 @@ export const telegram: ChannelKind<TelegramConfig> = {
   lengthUnit: 'chars',
   format: formatTelegram,
   parseResult: parseTelegramResult,
+  verdict: telegramVerdict,
   send: (msg, config, deps) =>
     sendHttp({ format: formatTelegram, parseResult: parseTelegramResult }, msg, config, deps),
 };

@@ -8,14 +8,16 @@ import type {
 } from '../../channels/index.js';
 import { TargetRefusedError } from '../../channels/index.js';
 import { type SendResult, sendOnce } from '../http.js';
-import { classify, nextAttemptAt, type Outcome, type RetryPolicy } from '../retry.js';
+import { classify, nextAttemptAt, type Outcome, type RetryPolicy, type Verdict } from '../retry.js';
 
 /**
  * One attempt of one delivery: the channel renders and sends through a `post` the engine injects,
  * built on `sendOnce` over the guarded dispatcher. The post keeps the raw result (`sent`, status,
  * headers), so the engine — not the channel — classifies transport failures: only the raw result
- * knows whether a timeout came before or after the request went out. The channel's own verdict is
- * used for what only it can read: a 2xx whose body says the provider refused (`{"ok":false}`).
+ * knows whether a timeout came before or after the request went out. The channel decides what only
+ * it can read, on an answer of any status: a 2xx whose body says the provider refused
+ * (`{"ok":false}`), a business code sent with a 4xx (Feishu's 230020 with HTTP 400), a retry hint in
+ * a body or a provider header. Where it has no opinion the status rules of `classify` stand.
  */
 
 export interface AttemptDeps {
@@ -57,26 +59,44 @@ function capturingPost(deps: AttemptDeps, sink: { last?: SendResult }): HttpPost
   };
 }
 
-/** The channel's verdict on a 2xx, as an outcome; undefined when it agrees the message is delivered. */
-function channelVerdict(
-  verdict: ChannelResult,
-  attempt: number,
-  deps: AttemptDeps,
-  status: number | undefined,
-): Outcome | undefined {
-  const now = deps.now();
+/** The channel's verdict when no answer came back (a missing secret, SMTP), as an outcome. */
+function unansweredVerdict(verdict: ChannelResult, attempt: number, deps: AttemptDeps): Outcome {
   switch (verdict.kind) {
     case 'ok':
-      return undefined;
+      return { kind: 'ok' };
     case 'dead':
-      return { kind: 'dead', reason: verdict.reason, ...(status !== undefined ? { status } : {}) };
+      return { kind: 'dead', reason: verdict.reason };
     case 'retry': {
-      const at = nextAttemptAt(deps.policy, attempt, now, deps.random ?? Math.random, verdict.retryAfterMs);
+      const at = nextAttemptAt(
+        deps.policy,
+        attempt,
+        deps.now(),
+        deps.random ?? Math.random,
+        verdict.retryAfterMs,
+      );
       if (at === undefined)
         return { kind: 'dead', reason: `exhausted after ${attempt} attempts: ${verdict.error}` };
-      return { kind: 'retry', at, error: verdict.error, ...(status !== undefined ? { status } : {}) };
+      return { kind: 'retry', at, error: verdict.error };
     }
   }
+}
+
+/**
+ * What the channel says about the last answer. On a 2xx, `send()`'s verdict. Otherwise the kind's
+ * `verdict` says whether the channel has an opinion at all; when it has, `send()`'s own failure is
+ * that reading with the step named (Feishu: the token request or the message), so it is preferred.
+ */
+function channelReading(
+  kind: AnyChannelKind,
+  sent: ChannelResult,
+  r: SendResult & { status: number },
+): Verdict | undefined {
+  if (r.status >= 200 && r.status < 300) return sent;
+  const opinion = kind.verdict?.({ status: r.status, headers: r.headers ?? {}, body: r.body ?? '' }) as
+    | ChannelResult
+    | undefined;
+  if (opinion === undefined || opinion.kind === 'ok') return undefined;
+  return sent.kind === 'ok' ? opinion : sent;
 }
 
 export async function attemptDelivery(
@@ -105,7 +125,7 @@ export async function attemptDelivery(
   if (!raw) {
     // Never reached the network (a missing secret, a refused SMTP target, or SMTP itself).
     const result: SendResult = { sent: verdict.kind === 'ok', durationMs: deps.now() - started };
-    const outcome = channelVerdict(verdict, attempt, deps, undefined) ?? { kind: 'ok' };
+    const outcome = unansweredVerdict(verdict, attempt, deps);
     return { result, outcome, ...provider };
   }
   const outcome = classify(raw, {
@@ -113,7 +133,7 @@ export async function attemptDelivery(
     now: deps.now(),
     policy: deps.policy,
     ...(deps.random ? { random: deps.random } : {}),
-    inspect: (r) => channelVerdict(verdict, attempt, deps, r.status),
+    inspect: (r) => channelReading(kind, verdict, r),
   });
   return { result: raw, outcome, ...provider };
 }

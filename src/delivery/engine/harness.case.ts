@@ -38,6 +38,8 @@ export async function harness(opts: {
   channels: Record<string, Record<string, unknown>>;
   delivery?: Record<string, unknown>;
   module?: DeliveryModuleOptions;
+  /** An injected clock, so a test can assert on stored times instead of the wall clock. */
+  now?: () => number;
 }): Promise<Harness> {
   const delivery = deliveryModule({
     workers: false,
@@ -49,6 +51,7 @@ export async function harness(opts: {
     dialect: opts.dialect,
     modules: [coreModule(() => []), delivery],
     config: { channels: opts.channels, egress: { allow: ['127.0.0.1'] } },
+    ...(opts.now ? { now: opts.now } : {}),
   });
   const h: Harness = {
     ...t,
