@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { NOW, sampleMessage } from './channel.case.js';
 import type { HttpResponse } from './channel.js';
 import { classifyStatus } from './http.js';
 import { discordVerdict } from './discord/index.js';
-import { feishuVerdict } from './feishu/index.js';
+import { clearFeishuTokens, feishuVerdict } from './feishu/index.js';
 import { CHANNEL_KINDS } from './registry.js';
 import { slackVerdict } from './slack/index.js';
 import { telegramVerdict } from './telegram/index.js';
@@ -65,6 +66,26 @@ describe('channel verdicts on answers of any status', () => {
     const res = response(429, 'Too Many Requests', { 'x-ogw-ratelimit-reset': '3' });
     expect(feishuVerdict(res)).toMatchObject({ kind: 'retry', retryAfterMs: 3000 });
     expect(feishuVerdict(response(429, 'Too Many Requests'))).toBeUndefined();
+  });
+
+  it('keeps the reset hint when the Feishu token request itself is limited without a code', async () => {
+    clearFeishuTokens();
+    const config = feishu.configSchema.parse({
+      type: 'feishu',
+      app: {
+        app_id: 'cli_a1b2c3d4e5f60789',
+        app_secret_env: 'APP_SECRET',
+        receive_id: 'oc_5ad11d72b830411d72b836c2',
+      },
+    });
+    const limited = response(429, 'Too Many Requests', { 'x-ogw-ratelimit-reset': '5' });
+    const res = await feishu.send(sampleMessage(), config, {
+      post: async () => limited,
+      now: () => NOW,
+      secret: () => 'app-secret',
+    });
+    expect(res).toMatchObject({ kind: 'retry', retryAfterMs: 5000 });
+    expect(feishuVerdict(limited)).toMatchObject({ kind: 'retry', retryAfterMs: 5000 });
   });
 
   it('reads Telegram’s retry_after from the body and keeps its description on a refusal', () => {

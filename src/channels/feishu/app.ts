@@ -151,7 +151,12 @@ async function fetchToken(app: FeishuAppConfig, deps: SendDeps): Promise<TokenRe
     };
   }
   const status = classifyStatus(res);
-  if (status?.kind === 'retry') return { ...status, error: `feishu token: ${status.error}` };
+  if (status?.kind === 'retry') {
+    // The same hint `feishuVerdict` reads, so the engine's chosen failure keeps it.
+    const after = resetMs(res);
+    const error = `feishu token: ${status.error}`;
+    return after === undefined ? { kind: 'retry', error } : { kind: 'retry', error, retryAfterMs: after };
+  }
   if (status?.kind === 'dead') return { kind: 'dead', reason: `feishu token: ${status.reason}` };
   const token = isRecord(body) ? body['tenant_access_token'] : undefined;
   if (code !== 0 || typeof token !== 'string' || token === '') {
