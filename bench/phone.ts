@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { Agent, request } from 'undici';
+import { ntfyStandIn } from '../src/channels/ntfy/testing.js';
 import { parseConfig } from '../src/config/load.js';
 import { allModules } from '../src/server/modules.js';
 import { startServer } from '../src/server/serve.js';
@@ -31,41 +32,24 @@ interface Receiver {
   arrival(i: number): Promise<number>;
 }
 
-/** A local ntfy: answers a publish as ntfy does, and notes when each prompt's message arrived. */
+/** The local ntfy stand-in, noting when each prompt's message arrived. */
 async function ntfyReceiver(): Promise<Receiver> {
   const waiting = new Map<number, (at: number) => void>();
   const early = new Map<number, number>();
-  let n = 0;
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = performance.now();
-      const m = /bench call (\d+)/.exec(Buffer.concat(chunks).toString('utf8'));
-      if (m) {
-        const i = Number(m[1]);
-        const done = waiting.get(i);
-        if (done) {
-          waiting.delete(i);
-          done(at);
-        } else early.set(i, at);
-      }
-      n += 1;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          id: `m${n}`,
-          time: Math.floor(Date.now() / 1000),
-          event: 'message',
-          topic: 'bench',
-        }),
-      );
-    });
+  const ntfy = await ntfyStandIn((p) => {
+    const at = performance.now();
+    const m = /bench call (\d+)/.exec(JSON.stringify(p));
+    if (!m) return;
+    const i = Number(m[1]);
+    const done = waiting.get(i);
+    if (done) {
+      waiting.delete(i);
+      done(at);
+    } else early.set(i, at);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
-    server,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    server: ntfy.server,
+    url: ntfy.url,
     arrival: (i) => {
       const at = early.get(i);
       if (at !== undefined) return Promise.resolve(at);

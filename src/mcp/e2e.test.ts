@@ -1,6 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -10,67 +8,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
 import { KEYS } from '../../test/support/server.js';
 import { approvalsModule } from '../approvals/index.js';
+import { type NtfyPublish, type NtfyStandIn, ntfyStandIn } from '../channels/ntfy/testing.js';
 import { parseConfig } from '../config/load.js';
 import { deliveryModule } from '../delivery/module.js';
 import { notifyModule } from '../notify/module.js';
 import { coreModule } from '../server/core-routes.js';
 import { type RunningServer, startServer } from '../server/serve.js';
 
-interface Published {
-  topic: string;
-  title?: string;
-  message?: string;
-  priority?: number;
-  actions?: { action: string; label: string; url: string; method?: string }[];
-}
-
-/** A local ntfy that checks a JSON publish the way ntfy documents it and answers like ntfy. */
-async function ntfy(): Promise<{ server: Server; url: string; published: Published[] }> {
-  const published: Published[] = [];
-  let n = 0;
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let body: Published;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Published;
-      } catch {
-        res
-          .writeHead(400)
-          .end('{"code":40001,"http":400,"error":"invalid request: body must be message JSON"}');
-        return;
-      }
-      if (req.method !== 'POST' || req.url !== '/' || typeof body.topic !== 'string') {
-        res.writeHead(400).end('{"code":40009,"http":400,"error":"invalid request: topic invalid"}');
-        return;
-      }
-      published.push(body);
-      n += 1;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          id: `msg${n}`,
-          time: Math.floor(Date.now() / 1000),
-          event: 'message',
-          topic: body.topic,
-        }),
-      );
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, published };
-}
-
 describe.each(await dialects())('an approval from a phone, end to end, on %s', (dialect) => {
   let store: TestStore;
-  let receiver: Awaited<ReturnType<typeof ntfy>>;
+  let receiver: NtfyStandIn;
   let gateway: RunningServer;
   let dataDir: string;
 
   beforeAll(async () => {
     store = await freshStore(dialect);
-    receiver = await ntfy();
+    receiver = await ntfyStandIn();
     dataDir = mkdtempSync(join(tmpdir(), 'sb-e2e-'));
     const config = parseConfig({
       data_dir: dataDir,
@@ -92,7 +45,7 @@ describe.each(await dialects())('an approval from a phone, end to end, on %s', (
   });
   afterAll(async () => {
     await gateway?.stop();
-    await new Promise((r) => receiver?.server.close(r));
+    await receiver?.close();
     await store?.cleanup();
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -114,17 +67,20 @@ describe.each(await dialects())('an approval from a phone, end to end, on %s', (
       { onprogress: (p) => progress.push(p.progress), resetTimeoutOnProgress: true, timeout: 30_000 },
     );
     const deadline = Date.now() + 15_000;
-    let pushed: Published | undefined;
+    let pushed: NtfyPublish | undefined;
     while (!pushed && Date.now() < deadline) {
       pushed = receiver.published.find((p) => p.actions?.some((a) => a.action === 'http'));
       if (!pushed) await new Promise((r) => setTimeout(r, 25));
     }
     expect(pushed).toBeDefined();
     expect(pushed?.message ?? '').toContain('deploy v2 to prod');
-    const approve = pushed!.actions!.find((a) => a.action === 'http' && /decision=approve/.test(a.url))!;
-    expect(approve.url.startsWith(`${gateway.url}/a/`)).toBe(true);
+    const approve = pushed!.actions!.find(
+      (a) => a.action === 'http' && /decision=approve/.test(a.url ?? ''),
+    )!;
+    const url = String(approve.url);
+    expect(url.startsWith(`${gateway.url}/a/`)).toBe(true);
     // What ntfy does when the button is pressed: a POST to the action's URL, no body.
-    const pressed = await fetch(approve.url, { method: approve.method ?? 'POST' });
+    const pressed = await fetch(url, { method: approve.method ?? 'POST' });
     expect(pressed.status).toBe(200);
     const result = await call;
     expect(result.structuredContent).toMatchObject({
@@ -133,7 +89,7 @@ describe.each(await dialects())('an approval from a phone, end to end, on %s', (
     });
     expect(progress.length).toBeGreaterThanOrEqual(1);
     // Pressed twice: the approval is already decided.
-    expect((await fetch(approve.url, { method: 'POST' })).status).toBe(409);
+    expect((await fetch(url, { method: 'POST' })).status).toBe(409);
     await client.close();
   }, 30_000);
 

@@ -1,6 +1,4 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -9,6 +7,7 @@ import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
 import { KEYS } from '../../test/support/server.js';
 import { parseConfig } from '../config/load.js';
 import { approvalsModule } from '../approvals/module.js';
+import { type NtfyAction, type NtfyStandIn, ntfyStandIn } from '../channels/ntfy/testing.js';
 import { deliveryModule } from '../delivery/module.js';
 import { gateModule } from '../gate/module.js';
 import { notifyModule } from '../notify/module.js';
@@ -16,40 +15,6 @@ import { runtimesModule } from '../runtimes/module.js';
 import { coreModule } from '../server/core-routes.js';
 import { type RunningServer, startServer } from '../server/serve.js';
 import { signalsModule } from './module.js';
-
-interface Action {
-  action: string;
-  label: string;
-  url: string;
-  method?: string;
-  headers?: Record<string, string>;
-  body?: string;
-}
-
-interface Published {
-  topic: string;
-  title?: string;
-  message?: string;
-  priority?: number;
-  actions?: Action[];
-}
-
-/** A local ntfy stand-in: records each JSON publish and answers as ntfy does. */
-async function ntfy(): Promise<{ server: Server; url: string; published: Published[] }> {
-  const published: Published[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Published;
-      published.push(body);
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: `m${published.length}`, event: 'message', topic: body.topic }));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, published };
-}
 
 const fixture = (name: string, patch: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -70,13 +35,13 @@ async function until<T>(fn: () => T | undefined, ms = 10_000): Promise<T | undef
 
 describe.each(await dialects())('Claude Code signals to a local ntfy, on %s', (dialect) => {
   let store: TestStore;
-  let receiver: Awaited<ReturnType<typeof ntfy>>;
+  let receiver: NtfyStandIn;
   let gateway: RunningServer;
   let dataDir: string;
 
   beforeAll(async () => {
     store = await freshStore(dialect);
-    receiver = await ntfy();
+    receiver = await ntfyStandIn();
     dataDir = mkdtempSync(join(tmpdir(), 'sb-signals-'));
     const config = parseConfig({
       data_dir: dataDir,
@@ -111,7 +76,7 @@ describe.each(await dialects())('Claude Code signals to a local ntfy, on %s', (d
   });
   afterAll(async () => {
     await gateway?.stop();
-    await new Promise((r) => receiver?.server.close(r));
+    await receiver?.close();
     await store?.cleanup();
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -155,8 +120,8 @@ describe.each(await dialects())('Claude Code signals to a local ntfy, on %s', (d
   }, 30_000);
 
   /** Presses a button the way the ntfy app does: the action's own request, at the gateway's address. */
-  const press = (action: Action) =>
-    fetch(action.url.replace('http://127.0.0.1:9', gateway.url), {
+  const press = (action: NtfyAction) =>
+    fetch(String(action.url).replace('http://127.0.0.1:9', gateway.url), {
       method: action.method ?? 'POST',
       headers: action.headers ?? {},
       ...(action.body !== undefined ? { body: action.body } : {}),

@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type NtfyStandIn, ntfyStandIn } from '../../src/channels/ntfy/testing.js';
 import { CLI, ROOT } from '../support/dist.js';
 
 /**
@@ -19,71 +18,22 @@ import { CLI, ROOT } from '../support/dist.js';
 
 const PORT = 8787;
 
-interface Published {
-  topic?: string;
-  title?: string;
-  message?: string;
-  priority?: number;
-  actions?: {
-    action: string;
-    label: string;
-    url: string;
-    method?: string;
-    headers?: Record<string, string>;
-    body?: string;
-  }[];
-}
-
-/** A local ntfy that checks what ntfy's JSON publishing demands, and a phone that taps Approve. */
-async function ntfyAndPhone(): Promise<{
-  server: Server;
-  url: string;
-  published: Published[];
-  taps: number[];
-}> {
-  const published: Published[] = [];
+/** The local ntfy, and a phone that taps Approve the way the ntfy app does: the action's own request. */
+async function ntfyAndPhone(): Promise<NtfyStandIn & { taps: number[] }> {
   const taps: number[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let body: Published;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Published;
-      } catch {
-        res.writeHead(400, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ code: 40001, http: 400, error: 'invalid request: body must be JSON' }));
-        return;
-      }
-      // ntfy: a JSON publish goes to the root URL and names its topic; at most three actions.
-      if (
-        req.method !== 'POST' ||
-        req.url !== '/' ||
-        typeof body.topic !== 'string' ||
-        (body.actions?.length ?? 0) > 3
-      ) {
-        res.writeHead(400, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ code: 40001, http: 400, error: 'invalid request' }));
-        return;
-      }
-      published.push(body);
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: `m${published.length}`, time: 1, event: 'message', topic: body.topic }));
-      const approve = body.actions?.find((a) => a.action === 'http' && /approve/i.test(a.label));
-      if (approve) {
-        // The person reads the prompt, then taps: the ntfy app sends the action's request as given.
-        setTimeout(() => {
-          void fetch(approve.url, {
-            method: approve.method ?? 'POST',
-            headers: approve.headers ?? {},
-            ...(approve.body !== undefined ? { body: approve.body } : {}),
-          }).then((r) => taps.push(r.status));
-        }, 200);
-      }
-    });
+  const ntfy = await ntfyStandIn((p) => {
+    const approve = p.actions?.find((a) => a.action === 'http' && /approve/i.test(a.label));
+    if (!approve?.url) return;
+    // The person reads the prompt, then taps.
+    setTimeout(() => {
+      void fetch(approve.url!, {
+        method: approve.method ?? 'POST',
+        headers: approve.headers ?? {},
+        ...(approve.body !== undefined ? { body: approve.body } : {}),
+      }).then((r) => taps.push(r.status));
+    }, 200);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, published, taps };
+  return Object.assign(ntfy, { taps });
 }
 
 /** Claude Code's hook runner, as far as the guide needs it: command hooks, matched by tool name. */
@@ -162,7 +112,7 @@ describe('the README five-minute guide', () => {
     phone = await ntfyAndPhone();
   });
   afterAll(async () => {
-    await new Promise((r) => phone.server.close(r));
+    await phone.close();
     rmSync(home, { recursive: true, force: true });
   });
 
@@ -231,7 +181,8 @@ describe('the README five-minute guide', () => {
     expect(prompt?.message).toContain('project: your-project');
     expect(prompt?.message).toContain('branch: release');
     expect(prompt?.actions?.map((a) => a.label)).toEqual(expect.arrayContaining(['Approve', 'Reject']));
-    for (const a of prompt?.actions ?? []) expect(a.url.startsWith(`http://127.0.0.1:${PORT}/`)).toBe(true);
+    for (const a of prompt?.actions ?? [])
+      expect(String(a.url).startsWith(`http://127.0.0.1:${PORT}/`)).toBe(true);
 
     // The finished turn.
     for (
