@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { Envelope } from '../envelope/index.js';
-import type { Db } from '../store/port.js';
+import type { Db, Sql } from '../store/port.js';
 import { markProcessed, wasProcessed } from './inbox.js';
 import type { EventLog } from './log.js';
 import { BUS_TOPIC } from './log.js';
+import { deleteOutboxRows } from './sql.js';
 
 export interface Subscriber {
   /** Stable name: it keys the inbox, so renaming a subscriber makes it see old events again. */
@@ -38,6 +39,8 @@ interface ClaimedRow {
   id: number;
   event_id: string;
   attempts: number;
+  /** The event's type, read with the claim: a row no subscriber accepts needs no body read. */
+  type: string | null;
 }
 
 /**
@@ -54,6 +57,11 @@ export class Relay {
   private wake: (() => void) | undefined;
   private unsubscribe: (() => void) | undefined;
   private readonly workerId = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  /**
+   * Rows every subscriber has handled, deleted in the same transaction as the next claim: one commit
+   * per batch instead of one per row. They stay `claimed` until then, so no other worker takes them.
+   */
+  private done: number[] = [];
 
   constructor(
     private readonly db: Db,
@@ -81,13 +89,22 @@ export class Relay {
     this.unsubscribe?.();
     this.wake?.();
     await this.loop;
+    await this.flushDone().catch(() => {
+      // The store is down: the leases run out and the rows are handed out again (at least once).
+    });
   }
 
   /** Processes ready rows until none is left (tests and `drain` on shutdown). */
   async drain(maxRounds = 10_000): Promise<void> {
     for (let i = 0; i < maxRounds; i++) {
-      if ((await this.runOnce()) === 0) return;
+      if ((await this.runOnce()) === 0) break;
     }
+    await this.flushDone();
+  }
+
+  private async flushDone(): Promise<void> {
+    const done = this.done.splice(0);
+    if (done.length > 0) await this.db.query(deleteOutboxRows(done));
   }
 
   private async run(): Promise<void> {
@@ -131,9 +148,24 @@ export class Relay {
   }
 
   private async claim(): Promise<ClaimedRow[]> {
+    const done = this.done.splice(0);
+    if (done.length === 0) return this.db.query<ClaimedRow>(this.claimSql());
+    try {
+      return await this.db.tx(async (tx) => {
+        // Deleting first frees the next row of each finished row's correlation for this very claim.
+        await tx.query(deleteOutboxRows(done));
+        return tx.query<ClaimedRow>(this.claimSql());
+      });
+    } catch (err) {
+      this.done.unshift(...done);
+      throw err;
+    }
+  }
+
+  private claimSql(): Sql {
     const now = this.opts.now();
     const lock = this.db.dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
-    return this.db.query<ClaimedRow>({
+    return {
       text: `UPDATE outbox SET status = 'claimed', lease_until = $1, last_error = $2
              WHERE id IN (
                SELECT o.id FROM outbox o
@@ -143,23 +175,27 @@ export class Relay {
                    SELECT 1 FROM outbox p
                    WHERE p.correlation_id = o.correlation_id AND p.id < o.id AND p.status IN ('pending', 'claimed'))
                ORDER BY o.id LIMIT $5 ${lock})
-             RETURNING id, event_id, attempts`,
+             RETURNING id, event_id, attempts,
+               (SELECT e.type FROM events e WHERE e.event_id = outbox.event_id) AS type`,
       values: [now + this.opts.leaseMs, `claimed by ${this.workerId}`, BUS_TOPIC, now, this.opts.batchSize],
-    });
+    };
   }
 
   private async process(row: ClaimedRow): Promise<void> {
     try {
-      const stored = await this.log.get(row.event_id);
-      if (!stored)
-        throw new Error(`outbox row ${row.id} names event ${row.event_id}, which is not in the log`);
-      for (const sub of this.subscribers) {
-        if (!sub.accepts(stored.envelope.type)) continue;
-        if (await wasProcessed(this.db, sub.name, row.event_id)) continue;
-        await sub.handle(stored.envelope);
-        await markProcessed(this.db, sub.name, row.event_id, this.opts.now());
+      const type = row.type;
+      if (type === null || this.subscribers.some((s) => s.accepts(type))) {
+        const stored = await this.log.get(row.event_id);
+        if (!stored)
+          throw new Error(`outbox row ${row.id} names event ${row.event_id}, which is not in the log`);
+        for (const sub of this.subscribers) {
+          if (!sub.accepts(stored.envelope.type)) continue;
+          if (await wasProcessed(this.db, sub.name, row.event_id)) continue;
+          await sub.handle(stored.envelope);
+          await markProcessed(this.db, sub.name, row.event_id, this.opts.now());
+        }
       }
-      await this.db.query({ text: 'DELETE FROM outbox WHERE id = $1', values: [row.id] });
+      this.done.push(row.id);
     } catch (err) {
       const attempts = Number(row.attempts) + 1;
       const dead = attempts >= this.opts.maxAttempts;

@@ -148,3 +148,11 @@ export function selectHead(): Sql {
 export function selectEventBody(eventId: string): Sql {
   return { text: 'SELECT seq, body FROM events WHERE event_id = $1', values: [eventId] };
 }
+
+/** Outbox rows whose event every subscriber has handled. */
+export function deleteOutboxRows(ids: readonly number[]): Sql {
+  return {
+    text: `DELETE FROM outbox WHERE id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')})`,
+    values: [...ids],
+  };
+}

@@ -157,4 +157,20 @@ describe('progress digests', () => {
     expect(p.decision).toEqual({ kind: 'postpone', until: T0 + 60_000 });
     expect(flush(p.state, CFG, T0 + 60_000).decision.kind).toBe('send');
   });
+
+  it('keeps at most rate_per_minute sends in the state, and still limits by the newest of them', () => {
+    // Priority reports are sent past the limit; only the newest six can still decide anything.
+    let state: NotifyState = EMPTY_STATE;
+    for (let i = 0; i < 20; i++) state = decide(state, report('failed', `f${i}`), CFG, T0 + i * 1000).state;
+    expect(state.sent).toEqual(Array.from({ length: 6 }, (_, i) => T0 + (14 + i) * 1000));
+    // A minute after the 14th send five of the six are still in the window: a progress report waits…
+    const progress = { ...CFG, progress_merge_window_seconds: 0 };
+    expect(decide(state, report('progress', 'p1'), progress, T0 + 73_999).decision.status).toBe(
+      'rate_limited',
+    );
+    // …and a due digest is postponed exactly until the oldest of those six leaves it.
+    const digest = decide(state, report('progress', 'p2'), CFG, T0 + 40_000).state;
+    expect(flush(digest, CFG, T0 + 70_000).decision).toEqual({ kind: 'postpone', until: T0 + 74_000 });
+    expect(decide(state, report('progress', 'p3'), progress, T0 + 74_000).decision.status).toBe('sent');
+  });
 });

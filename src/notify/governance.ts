@@ -59,8 +59,22 @@ export type Decision =
   | { status: 'deduped'; reason: 'same_as_last' | 'done_already_sent' }
   | { status: 'rate_limited' };
 
-function recent(sent: number[], now: number): number[] {
-  return sent.filter((t) => t > now - RATE_WINDOW_MS);
+/**
+ * The sends that can still count: those of the last minute, and of those only the newest `limit`.
+ * The limit is reached exactly when the newest `limit` sends all fall in the window, so older ones
+ * change no decision; dropping them keeps the stored state (parsed and written on every report) at
+ * most `rate_per_minute` numbers instead of every send of the minute (priority sends and `done` are
+ * recorded past the limit).
+ */
+function recent(sent: number[], now: number, limit: number): number[] {
+  const inWindow = sent.filter((t) => t > now - RATE_WINDOW_MS);
+  return inWindow.length > limit ? inWindow.slice(-limit) : inWindow;
+}
+
+/** The send just made, appended, keeping the newest `limit` (see `recent`). */
+function withSend(sent: number[], now: number, limit: number): number[] {
+  const next = [...sent, now];
+  return next.length > limit ? next.slice(-limit) : next;
 }
 
 function isPriority(r: Report): boolean {
@@ -74,7 +88,7 @@ export function decide(
   cfg: GovernanceConfig,
   now: number,
 ): { decision: Decision; state: NotifyState } {
-  const sent = recent(state.sent, now);
+  const sent = recent(state.sent, now, cfg.rate_per_minute);
   const last = { stage: report.stage, fingerprint: report.fingerprint, at: now };
   const base: NotifyState = { ...state, sent, last };
   const mention = report.severity === 'critical';
@@ -82,7 +96,7 @@ export function decide(
   if (isPriority(report)) {
     // A terminal failure makes a pending "still running" digest stale: it is recorded, not sent.
     const superseded = report.stage === 'failed' ? state.digest : undefined;
-    const next: NotifyState = { ...base, sent: [...sent, now] };
+    const next: NotifyState = { ...base, sent: withSend(sent, now, cfg.rate_per_minute) };
     if (superseded) delete next.digest;
     return {
       decision: { status: 'sent', lane: 'high', mention, ...(superseded ? { superseded } : {}) },
@@ -99,7 +113,7 @@ export function decide(
     if (state.done_sent) return { decision: { status: 'deduped', reason: 'done_already_sent' }, state: base };
     // `done` is the one message the owner waits for: it is not rate-limited, and it replaces the digest.
     const superseded = state.digest;
-    const next: NotifyState = { ...base, sent: [...sent, now], done_sent: true };
+    const next: NotifyState = { ...base, sent: withSend(sent, now, cfg.rate_per_minute), done_sent: true };
     delete next.digest;
     return {
       decision: { status: 'sent', lane: 'normal', mention, ...(superseded ? { superseded } : {}) },
@@ -134,7 +148,10 @@ export function decide(
     return { decision: { status: 'queued', due_at }, state: { ...base, digest } };
   }
   if (sent.length >= cfg.rate_per_minute) return { decision: { status: 'rate_limited' }, state: base };
-  return { decision: { status: 'sent', lane: 'normal', mention }, state: { ...base, sent: [...sent, now] } };
+  return {
+    decision: { status: 'sent', lane: 'normal', mention },
+    state: { ...base, sent: withSend(sent, now, cfg.rate_per_minute) },
+  };
 }
 
 export type FlushDecision =
@@ -151,15 +168,16 @@ export function flush(
 ): { decision: FlushDecision; state: NotifyState } {
   const digest = state.digest;
   if (!digest || digest.due_at > now) return { decision: { kind: 'none' }, state };
-  const sent = recent(state.sent, now);
+  const sent = recent(state.sent, now, cfg.rate_per_minute);
   if (sent.length >= cfg.rate_per_minute) {
+    // The oldest of the newest `rate_per_minute` sends: when it leaves the window, a slot is free.
     const until = Math.min(...sent) + RATE_WINDOW_MS;
     return {
       decision: { kind: 'postpone', until },
       state: { ...state, sent, digest: { ...digest, due_at: until } },
     };
   }
-  const next: NotifyState = { ...state, sent: [...sent, now] };
+  const next: NotifyState = { ...state, sent: withSend(sent, now, cfg.rate_per_minute) };
   delete next.digest;
   return { decision: { kind: 'send', digest }, state: next };
 }

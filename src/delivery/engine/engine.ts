@@ -79,7 +79,10 @@ export class DeliveryEngine {
   private readonly leaseMs: number;
   private stopping = new AbortController();
   private running: Promise<void>[] = [];
+  /** Idle loops, oldest first: a wake starts one of them, not all (the others would claim nothing). */
   private wakers = new Set<() => void>();
+  /** A wake that found every loop busy: the next loop to finish its pass runs another at once. */
+  private wakePending = false;
   private lastSweep = 0;
   private readonly parsed = new WeakMap<object, Map<string, unknown>>();
 
@@ -98,33 +101,48 @@ export class DeliveryEngine {
 
   async stop(): Promise<void> {
     this.stopping.abort();
-    this.wake();
+    for (const w of this.wakers) w();
+    this.wakers.clear();
     await Promise.all(this.running);
     this.running = [];
   }
 
-  /** Something was enqueued or became due: run a pass now instead of at the next poll. */
+  /**
+   * Something was enqueued or became due: one idle loop runs a pass now instead of at the next poll.
+   * Waking every loop made the others claim nothing, each in a write transaction of its own (the
+   * notify bench counted five claim passes per delivery); a wake while all loops are busy is kept.
+   */
   wake(): void {
-    for (const w of this.wakers) w();
-    this.wakers.clear();
+    const [first] = this.wakers;
+    if (first) {
+      this.wakers.delete(first);
+      first();
+    } else this.wakePending = true;
   }
 
   private async loop(): Promise<void> {
     const signal = this.stopping.signal;
     while (!signal.aborted) {
-      let handled = 0;
+      let full = false;
       try {
-        handled = await this.runOnce();
+        ({ full } = await this.pass());
       } catch (err) {
         this.o.logger?.error({ err }, 'delivery pass failed; retrying after the poll interval');
       }
-      if (handled > 0 || signal.aborted) continue;
+      if (signal.aborted) continue;
+      // A claim short of a batch left nothing due behind it: rows enqueued since then wake a loop
+      // themselves, so claiming again at once would only find nothing.
+      if (full || this.wakePending) {
+        this.wakePending = false;
+        continue;
+      }
       await new Promise<void>((resolve) => {
-        const t = setTimeout(done, this.pollMs);
-        function done() {
+        const done = () => {
           clearTimeout(t);
+          this.wakers.delete(done);
           resolve();
-        }
+        };
+        const t = setTimeout(done, this.pollMs);
         this.wakers.add(done);
       });
     }
@@ -132,17 +150,22 @@ export class DeliveryEngine {
 
   /** One pass: sweep expired leases (at most once a second), claim, send, record. Returns rows claimed. */
   async runOnce(): Promise<number> {
+    return (await this.pass()).sent;
+  }
+
+  /** `full`: the claim took a whole batch, so more rows may be due right now. */
+  private async pass(): Promise<{ sent: number; full: boolean }> {
     const now = this.o.now();
     if (now - this.lastSweep >= ENGINE_DEFAULTS.sweepEveryMs) {
       this.lastSweep = now;
       await this.sweep(now);
     }
-    const claimed = await this.claim(now);
-    if (claimed.length === 0) return 0;
-    const sends = claimed.map((p) => this.send(p));
+    const { prepared, full } = await this.claim(now);
+    if (prepared.length === 0) return { sent: 0, full };
+    const sends = prepared.map((p) => this.send(p));
     const finished = (await Promise.all(sends)).filter((f): f is Finished => f !== undefined);
     if (finished.length > 0) await this.complete(finished);
-    return claimed.length;
+    return { sent: prepared.length, full };
   }
 
   private async sweep(now: number): Promise<void> {
@@ -182,9 +205,10 @@ export class DeliveryEngine {
   }
 
   /** Claims a batch and admits it per destination, in one transaction. */
-  private async claim(now: number): Promise<Prepared[]> {
+  private async claim(now: number): Promise<{ prepared: Prepared[]; full: boolean }> {
     const channels = this.o.channels();
     const refused: Finished[] = [];
+    let full = false;
     const prepared = await this.o.db.tx(async (tx) => {
       const lease = now + this.leaseMs;
       const rows = await tx.query<q.DeliveryRow>(q.claimDue(tx.dialect, now, lease, this.batchSize, 1));
@@ -192,6 +216,7 @@ export class DeliveryEngine {
         const normal = q.claimDue(tx.dialect, now, lease, this.batchSize - rows.length, 0);
         rows.push(...(await tx.query<q.DeliveryRow>(normal)));
       }
+      full = rows.length >= this.batchSize;
       const ready: Prepared[] = [];
       const byDest = new Map<string, q.DeliveryRow[]>();
       for (const row of rows) {
@@ -240,7 +265,7 @@ export class DeliveryEngine {
       return ready;
     });
     if (refused.length > 0) await this.complete(refused);
-    return prepared;
+    return { prepared, full };
   }
 
   private channelConfig(
