@@ -19,7 +19,11 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"'`]/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
 
-function layout(title: string, body: string): string {
+/**
+ * The shell every phone page shares (approval, reply): escaped title, no script, no external load.
+ * `css` adds the page's own rules to the common ones.
+ */
+export function pageLayout(title: string, body: string, css = ''): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -27,15 +31,21 @@ function layout(title: string, body: string): string {
 <title>${escapeHtml(title)}</title>
 <style>
 body{font-family:system-ui,sans-serif;max-width:36rem;margin:1.5rem auto;padding:0 1rem;line-height:1.4}
-pre{white-space:pre-wrap;word-break:break-all;background:#f4f4f4;padding:.5rem;font-size:.85rem}
 dt{font-weight:600;margin-top:.5rem} dd{margin:0}
-button{font-size:1.1rem;padding:.7rem 1.4rem;margin:.3rem .5rem .3rem 0;border-radius:.4rem;border:1px solid #888}
-.approve{background:#1a7f37;color:#fff} .reject{background:#cf222e;color:#fff}
+${css}
 </style></head><body>
 <h1>${escapeHtml(title)}</h1>
 ${body}
 </body></html>
 `;
+}
+
+const APPROVAL_CSS = `pre{white-space:pre-wrap;word-break:break-all;background:#f4f4f4;padding:.5rem;font-size:.85rem}
+button{font-size:1.1rem;padding:.7rem 1.4rem;margin:.3rem .5rem .3rem 0;border-radius:.4rem;border:1px solid #888}
+.approve{background:#1a7f37;color:#fff} .reject{background:#cf222e;color:#fff}`;
+
+function layout(title: string, body: string): string {
+  return pageLayout(title, body, APPROVAL_CSS);
 }
 
 export interface PageApproval {

@@ -1,4 +1,4 @@
-import { escapeHtml, PAGE_HEADERS } from '../approvals/page.js';
+import { escapeHtml, PAGE_HEADERS, pageLayout } from '../approvals/page.js';
 
 /**
  * The reply page: pure functions from what the reply is about to HTML. Everything shown is escaped;
@@ -6,22 +6,11 @@ import { escapeHtml, PAGE_HEADERS } from '../approvals/page.js';
  */
 export { PAGE_HEADERS };
 
+const REPLY_CSS = `textarea{width:100%;box-sizing:border-box;font:inherit;min-height:8rem;padding:.5rem}
+button{font-size:1.1rem;padding:.7rem 1.4rem;margin:.5rem 0;border-radius:.4rem;border:1px solid #888;background:#0969da;color:#fff}`;
+
 function layout(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(title)}</title>
-<style>
-body{font-family:system-ui,sans-serif;max-width:36rem;margin:1.5rem auto;padding:0 1rem;line-height:1.4}
-dt{font-weight:600;margin-top:.5rem} dd{margin:0}
-textarea{width:100%;box-sizing:border-box;font:inherit;min-height:8rem;padding:.5rem}
-button{font-size:1.1rem;padding:.7rem 1.4rem;margin:.5rem 0;border-radius:.4rem;border:1px solid #888;background:#0969da;color:#fff}
-</style></head><body>
-<h1>${escapeHtml(title)}</h1>
-${body}
-</body></html>
-`;
+  return pageLayout(title, body, REPLY_CSS);
 }
 
 export interface PageTask {
