@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { AppError } from '../errors/index.js';
-import { REJECT_ERROR_CODE } from '../ingress/source.js';
+import { type InboundRequest, REJECT_ERROR_CODE, type VerifyResult } from '../ingress/source.js';
 import { verifyFeishu } from '../ingress/sources/feishu/index.js';
 import { verifySlack } from '../ingress/sources/slack/index.js';
 import { verifyTelegram } from '../ingress/sources/telegram/index.js';
@@ -59,6 +59,21 @@ function lowerHeaders(c: Context<AppEnv>): Record<string, string> {
     out[key.toLowerCase()] = value;
   });
   return out;
+}
+
+/**
+ * Reads one callback's raw body (within the body limit) and runs the provider's verifier over it; a
+ * rejection becomes its 401 / 400, so a route continues only with a verified payload or a challenge.
+ */
+async function verifiedCallback(
+  c: Context<AppEnv>,
+  services: Services,
+  verify: (req: InboundRequest) => VerifyResult,
+): Promise<Exclude<VerifyResult, { kind: 'rejected' }>> {
+  const body = await readBody(c, services.config.server.body_limit_bytes);
+  const verified = verify({ headers: lowerHeaders(c), body, now: services.now() });
+  if (verified.kind === 'rejected') throw new AppError(REJECT_ERROR_CODE[verified.reason], verified.message);
+  return verified;
 }
 
 function unknownChannel(kind: string, name: string): AppError {
@@ -159,14 +174,9 @@ export function callbackRoutes(app: App, services: Services, state: () => Callba
     if (!FORM_TYPE.test(type)) {
       throw new AppError('unsupported_media_type', 'send Content-Type: application/x-www-form-urlencoded');
     }
-    const body = await readBody(c, services.config.server.body_limit_bytes);
-    const verified = verifySlack(
-      { headers: lowerHeaders(c), body, now: services.now() },
-      [endpoint.secret],
-      endpoint.config.tolerance_seconds,
+    const verified = await verifiedCallback(c, services, (req) =>
+      verifySlack(req, [endpoint.secret], endpoint.config.tolerance_seconds),
     );
-    if (verified.kind === 'rejected')
-      throw new AppError(REJECT_ERROR_CODE[verified.reason], verified.message);
     if (verified.kind === 'challenge') throw new AppError('bad_request', 'not an interaction payload');
 
     const click = slackClick(verified.payload);
@@ -193,14 +203,9 @@ export function callbackRoutes(app: App, services: Services, state: () => Callba
     const endpoint = state().slack.get(name);
     if (!endpoint) throw unknownChannel('slack', name);
     requireJsonContentType(c);
-    const body = await readBody(c, services.config.server.body_limit_bytes);
-    const verified = verifySlack(
-      { headers: lowerHeaders(c), body, now: services.now() },
-      [endpoint.secret],
-      endpoint.config.tolerance_seconds,
+    const verified = await verifiedCallback(c, services, (req) =>
+      verifySlack(req, [endpoint.secret], endpoint.config.tolerance_seconds),
     );
-    if (verified.kind === 'rejected')
-      throw new AppError(REJECT_ERROR_CODE[verified.reason], verified.message);
     if (verified.kind === 'challenge') return c.json(verified.response.body, 200);
     if (!isRecord(verified.payload)) throw new AppError('bad_request', 'not a Slack event');
     const reply = slackThreadReply(verified.payload);
@@ -232,12 +237,7 @@ export function callbackRoutes(app: App, services: Services, state: () => Callba
     const endpoint = state().telegram.get(name);
     if (!endpoint) throw unknownChannel('telegram', name);
     requireJsonContentType(c);
-    const body = await readBody(c, services.config.server.body_limit_bytes);
-    const verified = verifyTelegram({ headers: lowerHeaders(c), body, now: services.now() }, [
-      endpoint.token,
-    ]);
-    if (verified.kind === 'rejected')
-      throw new AppError(REJECT_ERROR_CODE[verified.reason], verified.message);
+    const verified = await verifiedCallback(c, services, (req) => verifyTelegram(req, [endpoint.token]));
     if (verified.kind === 'challenge' || !isRecord(verified.payload)) {
       throw new AppError('bad_request', 'not a Telegram Update');
     }
@@ -274,18 +274,14 @@ export function callbackRoutes(app: App, services: Services, state: () => Callba
     const endpoint = state().feishu.get(name);
     if (!endpoint) throw unknownChannel('feishu', name);
     requireJsonContentType(c);
-    const body = await readBody(c, services.config.server.body_limit_bytes);
     // The event verifier: signature (and decryption) when an encrypt key is set, the body's token always.
-    const verified = verifyFeishu(
-      { headers: lowerHeaders(c), body, now: services.now() },
-      {
+    const verified = await verifiedCallback(c, services, (req) =>
+      verifyFeishu(req, {
         tokens: [endpoint.token],
         encryptKeys: endpoint.encryptKey === undefined ? [] : [endpoint.encryptKey],
         toleranceSeconds: endpoint.config.tolerance_seconds,
-      },
+      }),
     );
-    if (verified.kind === 'rejected')
-      throw new AppError(REJECT_ERROR_CODE[verified.reason], verified.message);
     if (verified.kind === 'challenge') return c.json(verified.response.body, 200);
     if (!isRecord(verified.payload)) throw new AppError('bad_request', 'not a Feishu callback');
 
