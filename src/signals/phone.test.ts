@@ -122,6 +122,29 @@ describe.each(await dialects())('permission prompts on the phone on %s', (dialec
     });
   });
 
+  it('a Codex PermissionRequest goes to the phone the same way (the bridge form of the reply)', async () => {
+    await start({ permissions: { wait_seconds: 30 } });
+    await setAway(true);
+    const body = readFileSync(
+      new URL('../runtimes/codex/fixtures/PermissionRequest.json', import.meta.url),
+      'utf8',
+    );
+    const pending = t!.app.request('/v1/runtimes/codex/hooks', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth('agent') },
+      body,
+    });
+    const id = await pendingApproval();
+    const [asked] = await events('agent.approval.requested');
+    expect(String(asked?.redacted_summary.reason)).toContain('Codex asks for permission');
+    expect((await decide(id, 'approve')).status).toBe(200);
+    const reply = (await (await pending).json()) as { exitCode: number; stdout: string };
+    expect(reply.exitCode).toBe(0);
+    expect(JSON.parse(reply.stdout)).toEqual({
+      hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
+    });
+  });
+
   it('reject on the phone denies with the reason', async () => {
     await start({ permissions: { wait_seconds: 30 } });
     await setAway(true);
