@@ -89,6 +89,33 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     expect(counts).toEqual({ good: 1, flaky: 2 });
   });
 
+  it('finishes a correlation chain of events no subscriber takes in one claim, in order around the one it takes', async () => {
+    store = await freshStore(dialect);
+    const log = new EventLog(store.db, DEFAULTS);
+    const relay = new Relay(store.db, log);
+    const seen: string[] = [];
+    relay.subscribe({
+      name: 'tools',
+      accepts: (t) => t === 'agent.tool.requested',
+      handle: async (e) => {
+        // Handed out before the later event of its correlation is finished.
+        const rest = await store.db.query<{ n: number }>({ text: 'SELECT COUNT(*) AS n FROM outbox' });
+        seen.push(`${e.type}:${Number(rest[0]?.n)}`);
+      },
+    });
+    for (const type of [
+      'agent.session.started',
+      'agent.session.started',
+      'agent.tool.requested',
+      'agent.session.started',
+    ] as const)
+      await log.append({ type, correlation_id: 'c1' });
+    expect(await relay.runOnce()).toBe(3); // two finished in the claim, one handed out
+    expect(seen).toEqual(['agent.tool.requested:2']);
+    await relay.drain();
+    expect((await store.db.query({ text: 'SELECT id FROM outbox' })).length).toBe(0);
+  });
+
   it('reclaims a row whose worker died holding the lease', async () => {
     store = await freshStore(dialect);
     let clock = 5_000_000;

@@ -26,6 +26,9 @@ export interface RelayOptions {
   now?: () => number;
 }
 
+/** Claim rounds per transaction: each round can free one more row of every correlation it finished. */
+const CLAIM_ROUNDS = 4;
+
 export const RELAY_DEFAULTS = {
   batchSize: 100,
   leaseMs: 30_000,
@@ -62,6 +65,8 @@ export class Relay {
    * per batch instead of one per row. They stay `claimed` until then, so no other worker takes them.
    */
   private done: number[] = [];
+  /** Whether the last pass may have left rows claimable now (handed-out rows free their followers). */
+  private more = false;
 
   constructor(
     private readonly db: Db,
@@ -118,7 +123,7 @@ export class Relay {
         backoff = Math.min(backoff ? backoff * 2 : 100, this.opts.maxBackoffMs);
         this.opts.logger?.error({ err, backoffMs: backoff }, 'outbox relay failed; backing off');
       }
-      if (processed === 0 || backoff > 0) await this.sleep(backoff || this.opts.idleMs);
+      if (processed === 0 || backoff > 0 || !this.more) await this.sleep(backoff || this.opts.idleMs);
     }
   }
 
@@ -135,7 +140,8 @@ export class Relay {
 
   /** Claims one batch and hands each row to the subscribers; returns how many rows it claimed. */
   async runOnce(): Promise<number> {
-    const rows = await this.claim();
+    const { rows, finished, more } = await this.claim();
+    this.more = more;
     let next = 0;
     const worker = async () => {
       while (next < rows.length) {
@@ -144,22 +150,45 @@ export class Relay {
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.opts.concurrency, rows.length) }, worker));
-    return rows.length;
+    return rows.length + finished;
   }
 
-  private async claim(): Promise<ClaimedRow[]> {
+  /**
+   * One transaction: deletes the rows finished since the last claim, claims, and finishes at once the
+   * claimed rows no subscriber here takes (most events: only a few types have subscribers). Finishing
+   * one frees the next row of its correlation, so the claim repeats (a few rounds at most) and a
+   * report's chain of events costs one commit instead of one per event. Returns the rows to hand out.
+   */
+  private async claim(): Promise<{ rows: ClaimedRow[]; finished: number; more: boolean }> {
     const done = this.done.splice(0);
-    if (done.length === 0) return this.db.query<ClaimedRow>(this.claimSql());
     try {
       return await this.db.tx(async (tx) => {
-        // Deleting first frees the next row of each finished row's correlation for this very claim.
-        await tx.query(deleteOutboxRows(done));
-        return tx.query<ClaimedRow>(this.claimSql());
+        if (done.length > 0) await tx.query(deleteOutboxRows(done));
+        const work: ClaimedRow[] = [];
+        let finished = 0;
+        // Rows handed out free their followers once deleted (next pass); so may a full or last round.
+        let more = true;
+        for (let round = 0; round < CLAIM_ROUNDS; round++) {
+          const rows = await tx.query<ClaimedRow>(this.claimSql());
+          const idle = rows.filter((r) => r.type !== null && !this.wanted(r.type));
+          work.push(...rows.filter((r) => r.type === null || this.wanted(r.type)));
+          if (idle.length === 0) {
+            more = work.length > 0 || rows.length >= this.opts.batchSize;
+            break;
+          }
+          await tx.query(deleteOutboxRows(idle.map((r) => r.id)));
+          finished += idle.length;
+        }
+        return { rows: work, finished, more };
       });
     } catch (err) {
       this.done.unshift(...done);
       throw err;
     }
+  }
+
+  private wanted(type: string): boolean {
+    return this.subscribers.some((s) => s.accepts(type));
   }
 
   private claimSql(): Sql {

@@ -381,7 +381,9 @@ export class Notifier {
   }
 
   private async lock(tx: Db, scope: string, now: number): Promise<StoredState> {
-    await tx.query(q.ensureState(scope, now));
+    // PostgreSQL needs a row for FOR UPDATE to lock; SQLite's BEGIN IMMEDIATE already holds the writer
+    // lock, and `save` upserts.
+    if (tx.dialect === 'postgres') await tx.query(q.ensureState(scope, now));
     const [row] = await tx.query<q.StateRow>(q.lockState(tx.dialect, scope));
     return row ? (JSON.parse(row.state) as StoredState) : { ...EMPTY_STATE };
   }

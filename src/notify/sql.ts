@@ -24,9 +24,11 @@ export function lockState(dialect: Dialect, scope: string) {
   };
 }
 
+/** An upsert: on SQLite `lockState` reads without creating the row first (one statement fewer). */
 export function saveState(scope: string, state: string, dueAt: number | null, now: number) {
   return {
-    text: 'UPDATE notify_state SET state = $2, digest_due_at = $3, updated_at = $4 WHERE scope = $1',
+    text: `INSERT INTO notify_state (scope, state, digest_due_at, updated_at) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (scope) DO UPDATE SET state = $2, digest_due_at = $3, updated_at = $4`,
     values: [scope, state, dueAt, now],
   };
 }
