@@ -108,6 +108,32 @@ describe.each(await dialects())('runtime signals on %s', (dialect) => {
     expect(folded).toHaveLength(9);
   });
 
+  it("writes a busy session's activity clock at most every few seconds, and always after an idle prompt", async () => {
+    await start();
+    const clockOf = async () =>
+      (
+        await t!.services.db.query<{ updated_at: number }>({
+          text: 'SELECT updated_at FROM signal_sessions WHERE session_key = $1',
+          values: ['claude-code:abc123'],
+        })
+      ).map((r) => Number(r.updated_at));
+    const tool = fixture('claude-code', 'PreToolUse');
+    await hook('claude-code', tool);
+    expect(await clockOf()).toEqual([T0]);
+    clock = T0 + 1_000;
+    await hook('claude-code', tool);
+    expect(await clockOf()).toEqual([T0]);
+    clock = T0 + 6_000;
+    await hook('claude-code', tool);
+    expect(await clockOf()).toEqual([T0 + 6_000]);
+    clock = T0 + 6_500;
+    await away(true);
+    await hook('claude-code', fixture('claude-code', 'Notification', { notification_type: 'idle_prompt' }));
+    clock = T0 + 7_000;
+    await hook('claude-code', tool);
+    expect(await clockOf()).toEqual([T0 + 7_000]);
+  });
+
   it('sends an idle prompt again once the session was active in between', async () => {
     const seen = await start();
     await away(true);

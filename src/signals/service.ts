@@ -1,6 +1,5 @@
 import { causedBy, type Envelope } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
-import { markProcessed, wasProcessed } from '../log/inbox.js';
 import type { ProgressInput, ProgressResult, ReportContext } from '../notify/service.js';
 import type { Services } from '../server/module.js';
 import { readAway, TENANT_OWNER } from './away.js';
@@ -17,6 +16,9 @@ export interface Reporter {
 
 /** Subscriber names key the inbox: renaming one makes it see old events again. */
 export const SUBSCRIBER = 'signals';
+
+/** How stale a session's activity clock may get before a tool call writes it again. */
+export const ACTIVITY_WRITE_MS = 5_000;
 
 /** A phone approval nobody answered in time: the person hears that the prompt waits at the desk. */
 export const APPROVAL_EXPIRED = 'agent.approval.expired';
@@ -39,20 +41,20 @@ export class SignalRelay {
     private readonly reporter: () => Reporter | undefined,
   ) {}
 
+  /**
+   * One event, as the relay hands it over. The relay keeps the inbox for this subscriber (it skips an
+   * event already processed and marks it after this returns), so a crash in between re-runs it, and
+   * notify's own audit shows both.
+   */
   async handle(event: Envelope): Promise<SignalOutcome> {
-    if (await wasProcessed(this.s.db, SUBSCRIBER, event.event_id)) return { kind: 'ignored' };
-    let outcome: SignalOutcome;
     try {
-      outcome = await this.process(event);
+      return await this.process(event);
     } catch (err) {
       // A refusal (a task notify does not know, say) will not change on retry; a store error will.
       if (!(err instanceof AppError)) throw err;
       this.s.logger.warn({ code: err.code, event_id: event.event_id }, 'signals: notify refused the signal');
-      outcome = { kind: 'ignored' };
+      return { kind: 'ignored' };
     }
-    // After the effect: a crash in between re-runs it, and notify's own audit shows both.
-    await markProcessed(this.s.db, SUBSCRIBER, event.event_id, this.s.now());
-    return outcome;
   }
 
   private async process(event: Envelope): Promise<SignalOutcome> {
@@ -61,9 +63,19 @@ export class SignalRelay {
     const sessionKey = `${runtime}:${event.execution.session_id ?? ''}`;
     const [session] = await this.s.db.query<q.SessionRow>(q.getSession(sessionKey));
     if (ACTIVITY_TYPES.has(event.type)) {
-      await this.s.db.query(
-        q.saveSession(sessionKey, { last_activity_at: now, idle_open: false, idle_folded: 0 }, now),
-      );
+      // A busy session calls a tool every few seconds: its clock is written at most every
+      // ACTIVITY_WRITE_MS (the waiting time a person reads is in seconds or minutes), always when an
+      // idle streak ends.
+      const fresh =
+        session !== undefined &&
+        Number(session.idle_open) === 0 &&
+        session.last_activity_at != null &&
+        now - Number(session.last_activity_at) < ACTIVITY_WRITE_MS;
+      if (!fresh) {
+        await this.s.db.query(
+          q.saveSession(sessionKey, { last_activity_at: now, idle_open: false, idle_folded: 0 }, now),
+        );
+      }
       if (event.type === 'agent.prompt.submitted') await this.s.db.query(q.touchInput(TENANT_OWNER, now));
       return { kind: 'ignored' };
     }
