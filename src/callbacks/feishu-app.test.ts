@@ -1,20 +1,15 @@
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
-import { KEYS } from '../../test/support/server.js';
+import { dialects } from '../../test/support/db.js';
+import { KEYS, type TestGateway, testGateway } from '../../test/support/server.js';
 import { approvalsModule } from '../approvals/index.js';
 import { clearFeishuTokens } from '../channels/feishu/index.js';
 import { type FeishuPlatform, type StoredMessage, startFeishuPlatform } from '../channels/feishu/testing.js';
-import { parseConfig } from '../config/load.js';
 import { deliveryModule } from '../delivery/module.js';
 import { larkSignature } from '../ingress/sources/feishu/crypto.js';
 import { notifyModule } from '../notify/module.js';
 import { coreModule } from '../server/core-routes.js';
-import { type RunningServer, startServer } from '../server/serve.js';
+import type { RunningServer } from '../server/serve.js';
 import { callbacksModule } from './module.js';
 
 const APP_ID = 'cli_a1b2c3d4e5f60789';
@@ -36,39 +31,31 @@ function encrypt(plain: string): string {
 }
 
 describe.each(await dialects())('a Feishu app card decides an approval, end to end, on %s', (dialect) => {
-  let store: TestStore;
   let platform: FeishuPlatform;
+  let gw: TestGateway;
   let gateway: RunningServer;
-  let dataDir: string;
 
   beforeAll(async () => {
     clearFeishuTokens();
-    store = await freshStore(dialect);
     platform = await startFeishuPlatform({ appId: APP_ID, appSecret: APP_SECRET, chats: [CHAT] });
-    dataDir = mkdtempSync(join(tmpdir(), 'sb-feishu-app-'));
-    const config = parseConfig({
-      data_dir: dataDir,
-      server: { port: 0 },
-      auth: { keys: [{ name: 'bot', role: 'agent', key: KEYS.agent }] },
-      channels: {
-        lark: {
-          type: 'feishu',
-          app: {
-            app_id: APP_ID,
-            app_secret_env: 'FEISHU_APP_SECRET',
-            receive_id: CHAT,
-            base_url: platform.url,
+    gw = await testGateway({
+      dialect,
+      config: {
+        auth: { keys: [{ name: 'bot', role: 'agent', key: KEYS.agent }] },
+        channels: {
+          lark: {
+            type: 'feishu',
+            app: {
+              app_id: APP_ID,
+              app_secret_env: 'FEISHU_APP_SECRET',
+              receive_id: CHAT,
+              base_url: platform.url,
+            },
           },
         },
+        routes: [{ match: 'true', channels: ['lark'] }],
+        egress: { allow: ['127.0.0.1'] },
       },
-      routes: [{ match: 'true', channels: ['lark'] }],
-      egress: { allow: ['127.0.0.1'] },
-    });
-    gateway = await startServer(config, {
-      db: store.db,
-      logger: pino({ level: 'silent' }),
-      env: {},
-      defaultMetrics: false,
       modules: [
         coreModule(() => []),
         deliveryModule({ env: SECRETS }),
@@ -86,14 +73,13 @@ describe.each(await dialects())('a Feishu app card decides an approval, end to e
           secrets: (env) => SECRETS[env],
         }),
       ],
+      publicUrl: true,
     });
-    gateway.services.config.server.public_url = gateway.url;
+    gateway = gw.gateway;
   });
   afterAll(async () => {
-    await gateway?.stop();
+    await gw?.stop();
     await platform?.close();
-    await store?.cleanup();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   /** Waits (bounded) for the delivery engine to post the approval's card to the stand-in. */

@@ -1,53 +1,39 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
-import { KEYS } from '../../test/support/server.js';
+import { dialects } from '../../test/support/db.js';
+import { KEYS, type TestGateway, testGateway } from '../../test/support/server.js';
 import { approvalsModule } from '../approvals/index.js';
 import { type NtfyPublish, type NtfyStandIn, ntfyStandIn } from '../channels/ntfy/testing.js';
-import { parseConfig } from '../config/load.js';
 import { deliveryModule } from '../delivery/module.js';
 import { notifyModule } from '../notify/module.js';
 import { coreModule } from '../server/core-routes.js';
-import { type RunningServer, startServer } from '../server/serve.js';
+import type { RunningServer } from '../server/serve.js';
 
 describe.each(await dialects())('an approval from a phone, end to end, on %s', (dialect) => {
-  let store: TestStore;
   let receiver: NtfyStandIn;
+  let gw: TestGateway;
   let gateway: RunningServer;
-  let dataDir: string;
 
   beforeAll(async () => {
-    store = await freshStore(dialect);
     receiver = await ntfyStandIn();
-    dataDir = mkdtempSync(join(tmpdir(), 'sb-e2e-'));
-    const config = parseConfig({
-      data_dir: dataDir,
-      server: { port: 0 },
-      auth: { keys: [{ name: 'bot', role: 'agent', key: KEYS.agent }] },
-      channels: { phone: { type: 'ntfy', url: receiver.url, topic: 'agents' } },
-      routes: [{ match: 'true', channels: ['phone'] }],
-      egress: { allow: ['127.0.0.1'] },
-    });
-    gateway = await startServer(config, {
-      db: store.db,
-      logger: pino({ level: 'silent' }),
-      env: {},
-      defaultMetrics: false,
+    gw = await testGateway({
+      dialect,
+      config: {
+        auth: { keys: [{ name: 'bot', role: 'agent', key: KEYS.agent }] },
+        channels: { phone: { type: 'ntfy', url: receiver.url, topic: 'agents' } },
+        routes: [{ match: 'true', channels: ['phone'] }],
+        egress: { allow: ['127.0.0.1'] },
+      },
       modules: [coreModule(() => []), deliveryModule({ env: {} }), approvalsModule(), notifyModule()],
+      // Links must point where the phone (this test) can reach the gateway.
+      publicUrl: true,
     });
-    // The port is known only now; links must point where the phone (this test) can reach the gateway.
-    gateway.services.config.server.public_url = gateway.url;
+    gateway = gw.gateway;
   });
   afterAll(async () => {
-    await gateway?.stop();
+    await gw?.stop();
     await receiver?.close();
-    await store?.cleanup();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('asks over MCP, the ntfy receiver gets approve/reject buttons, pressing approve returns approved', async () => {

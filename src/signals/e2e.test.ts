@@ -1,11 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
-import { KEYS } from '../../test/support/server.js';
-import { parseConfig } from '../config/load.js';
+import { dialects } from '../../test/support/db.js';
+import { KEYS, type TestGateway, testGateway } from '../../test/support/server.js';
 import { approvalsModule } from '../approvals/module.js';
 import { type NtfyAction, type NtfyStandIn, ntfyStandIn } from '../channels/ntfy/testing.js';
 import { deliveryModule } from '../delivery/module.js';
@@ -13,7 +9,7 @@ import { gateModule } from '../gate/module.js';
 import { notifyModule } from '../notify/module.js';
 import { runtimesModule } from '../runtimes/module.js';
 import { coreModule } from '../server/core-routes.js';
-import { type RunningServer, startServer } from '../server/serve.js';
+import type { RunningServer } from '../server/serve.js';
 import { signalsModule } from './module.js';
 
 const fixture = (name: string, patch: Record<string, unknown> = {}) =>
@@ -34,35 +30,28 @@ async function until<T>(fn: () => T | undefined, ms = 10_000): Promise<T | undef
 }
 
 describe.each(await dialects())('Claude Code signals to a local ntfy, on %s', (dialect) => {
-  let store: TestStore;
   let receiver: NtfyStandIn;
+  let gw: TestGateway;
   let gateway: RunningServer;
-  let dataDir: string;
 
   beforeAll(async () => {
-    store = await freshStore(dialect);
     receiver = await ntfyStandIn();
-    dataDir = mkdtempSync(join(tmpdir(), 'sb-signals-'));
-    const config = parseConfig({
-      data_dir: dataDir,
-      server: { port: 0, public_url: 'http://127.0.0.1:9' },
-      signals: { permissions: { wait_seconds: 2 } },
-      auth: {
-        keys: [
-          { name: 'bot', role: 'agent', key: KEYS.agent },
-          { name: 'me', role: 'approver', key: KEYS.approver },
-        ],
-      },
-      channels: { phone: { type: 'ntfy', url: receiver.url, topic: 'agents' } },
-      routes: [{ match: 'true', channels: ['phone'] }],
-      egress: { allow: ['127.0.0.1'] },
-    });
     const notify = notifyModule();
-    gateway = await startServer(config, {
-      db: store.db,
-      logger: pino({ level: 'silent' }),
-      env: {},
-      defaultMetrics: false,
+    gw = await testGateway({
+      dialect,
+      config: {
+        server: { public_url: 'http://127.0.0.1:9' },
+        signals: { permissions: { wait_seconds: 2 } },
+        auth: {
+          keys: [
+            { name: 'bot', role: 'agent', key: KEYS.agent },
+            { name: 'me', role: 'approver', key: KEYS.approver },
+          ],
+        },
+        channels: { phone: { type: 'ntfy', url: receiver.url, topic: 'agents' } },
+        routes: [{ match: 'true', channels: ['phone'] }],
+        egress: { allow: ['127.0.0.1'] },
+      },
       modules: [
         coreModule(() => []),
         deliveryModule({ env: {} }),
@@ -73,12 +62,11 @@ describe.each(await dialects())('Claude Code signals to a local ntfy, on %s', (d
         signalsModule({ reporter: () => notify.notifier() }),
       ],
     });
+    gateway = gw.gateway;
   });
   afterAll(async () => {
-    await gateway?.stop();
+    await gw?.stop();
     await receiver?.close();
-    await store?.cleanup();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   const hook = (body: string) =>

@@ -7,6 +7,7 @@ import type { Config } from '../../src/config/schema.js';
 import { createApp } from '../../src/server/app.js';
 import type { App, Module, Services } from '../../src/server/module.js';
 import { allModules } from '../../src/server/modules.js';
+import { type RunningServer, startServer } from '../../src/server/serve.js';
 import { buildServices } from '../../src/server/services.js';
 import type { Dialect } from '../../src/store/port.js';
 import { freshStore } from './db.js';
@@ -62,6 +63,47 @@ export async function testApp(
     async cleanup() {
       for (const m of [...modules].reverse()) await m.stop?.();
       await services.relay.stop();
+      await store.cleanup();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface TestGateway {
+  /** The running server; `gateway.url` is where a phone (the test) reaches it. */
+  gateway: RunningServer;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real gateway on a socket (port 0) over a fresh store, with the modules given, for end-to-end tests
+ * whose peers (a delivery receiver, a pressed button) talk HTTP to it. The config is taken as is (keys
+ * included); `data_dir` and the port are filled in. With `publicUrl: true`, `server.public_url` is set
+ * to the server's own address once it is known, so links and buttons point back at it.
+ */
+export async function testGateway(opts: {
+  dialect: Dialect;
+  config: Record<string, unknown>;
+  modules: Module[];
+  env?: Record<string, string>;
+  publicUrl?: boolean;
+}): Promise<TestGateway> {
+  const store = await freshStore(opts.dialect);
+  const dataDir = mkdtempSync(join(tmpdir(), 'sb-gw-'));
+  const server = (opts.config.server ?? {}) as Record<string, unknown>;
+  const config = parseConfig({ ...opts.config, data_dir: dataDir, server: { ...server, port: 0 } });
+  const gateway = await startServer(config, {
+    db: store.db,
+    logger: pino({ level: 'silent' }),
+    env: opts.env ?? {},
+    defaultMetrics: false,
+    modules: opts.modules,
+  });
+  if (opts.publicUrl) gateway.services.config.server.public_url = gateway.url;
+  return {
+    gateway,
+    async stop() {
+      await gateway.stop();
       await store.cleanup();
       rmSync(dataDir, { recursive: true, force: true });
     },
