@@ -40,7 +40,8 @@ export const routeSchema = z.strictObject({
 export const routesSchema = z.array(routeSchema).default([]);
 
 export const notifyConfigSchema = z.strictObject({
-  rate_per_minute: z.number().int().min(1).default(NOTIFY_RATE_PER_MINUTE),
+  /** Sends per task per sliding minute; 0 turns the limit off. */
+  rate_per_minute: z.number().int().min(0).default(NOTIFY_RATE_PER_MINUTE),
   progress_merge_window_seconds: z.number().int().min(0).max(3600).default(PROGRESS_MERGE_WINDOW_SECONDS),
   /** Seed 000: "started" tells the owner nothing they did not already know. */
   send_started: z.boolean().default(false),

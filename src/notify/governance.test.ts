@@ -173,4 +173,15 @@ describe('progress digests', () => {
     expect(flush(digest, CFG, T0 + 70_000).decision).toEqual({ kind: 'postpone', until: T0 + 74_000 });
     expect(decide(state, report('progress', 'p3'), progress, T0 + 74_000).decision.status).toBe('sent');
   });
+
+  it('rate_per_minute: 0 turns the limit off and keeps no send times', () => {
+    const off = { ...CFG, rate_per_minute: 0, progress_merge_window_seconds: 0 };
+    let state: NotifyState = EMPTY_STATE;
+    for (let i = 0; i < 50; i++) {
+      const r = decide(state, report('progress', `p${i}`), off, T0 + i);
+      expect(r.decision.status).toBe('sent');
+      state = r.state;
+    }
+    expect(state.sent).toEqual([]);
+  });
 });

@@ -67,14 +67,21 @@ export type Decision =
  * recorded past the limit).
  */
 function recent(sent: number[], now: number, limit: number): number[] {
+  if (limit === 0) return [];
   const inWindow = sent.filter((t) => t > now - RATE_WINDOW_MS);
   return inWindow.length > limit ? inWindow.slice(-limit) : inWindow;
 }
 
 /** The send just made, appended, keeping the newest `limit` (see `recent`). */
 function withSend(sent: number[], now: number, limit: number): number[] {
+  if (limit === 0) return [];
   const next = [...sent, now];
   return next.length > limit ? next.slice(-limit) : next;
+}
+
+/** The rate limit is reached; `rate_per_minute: 0` turns it off (and keeps no send times). */
+function full(sent: number[], cfg: GovernanceConfig): boolean {
+  return cfg.rate_per_minute > 0 && sent.length >= cfg.rate_per_minute;
 }
 
 function isPriority(r: Report): boolean {
@@ -147,7 +154,7 @@ export function decide(
     };
     return { decision: { status: 'queued', due_at }, state: { ...base, digest } };
   }
-  if (sent.length >= cfg.rate_per_minute) return { decision: { status: 'rate_limited' }, state: base };
+  if (full(sent, cfg)) return { decision: { status: 'rate_limited' }, state: base };
   return {
     decision: { status: 'sent', lane: 'normal', mention },
     state: { ...base, sent: withSend(sent, now, cfg.rate_per_minute) },
@@ -169,7 +176,7 @@ export function flush(
   const digest = state.digest;
   if (!digest || digest.due_at > now) return { decision: { kind: 'none' }, state };
   const sent = recent(state.sent, now, cfg.rate_per_minute);
-  if (sent.length >= cfg.rate_per_minute) {
+  if (full(sent, cfg)) {
     // The oldest of the newest `rate_per_minute` sends: when it leaves the window, a slot is free.
     const until = Math.min(...sent) + RATE_WINDOW_MS;
     return {
