@@ -1,4 +1,5 @@
 import type { Envelope } from '../envelope/index.js';
+import type { Db } from '../store/port.js';
 import type { Principal } from './module.js';
 
 /**
@@ -40,6 +41,12 @@ export interface GateContext {
   principal: Principal;
   /** The event that carried the intent, already in the log: the decision is caused by it. */
   cause?: Envelope;
+  /**
+   * Instead of `cause`: appends the event that carries the intent inside the gate's own decision
+   * transaction, so the event, the request and the answer commit together (the hook route: one commit
+   * per tool call). Called once, after the gate's reads; it must use only the port it is given.
+   */
+  record?: (tx: Db) => Promise<Envelope>;
 }
 
 export interface GateService {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { verifyChain } from '../../src/log/verify.js';
 import { dialects } from '../support/db.js';
 import { auth, type TestApp, testApp } from '../support/server.js';
 
@@ -124,5 +125,49 @@ describe.each(await dialects())('a Claude Code tool call through the real gate o
     expect(types).toEqual(
       expect.arrayContaining(['agent.tool.requested', 'agent.approval.requested', 'agent.approval.approved']),
     );
+  });
+
+  it('writes the hook, its request and the decision in one transaction, each caused by the hook', async () => {
+    t = await testApp({ dialect, config: { rules: RULES } });
+    const before = (await t.services.log.list({ limit: 1000 })).length;
+    const res = await hook(preToolUse('git push --force origin main'));
+    expect(res.status).toBe(200);
+    const events = (await t.services.log.list({ limit: 1000 })).slice(before).map((e) => e.envelope);
+    const requested = events.filter((e) => e.type === 'agent.tool.requested');
+    expect(requested).toHaveLength(1);
+    const denied = events.find((e) => e.type === 'agent.tool.denied');
+    expect(denied?.causation_id).toBe(requested[0]!.event_id);
+    expect(denied?.correlation_id).toBe(requested[0]!.correlation_id);
+  });
+
+  it('records the hook once even when the gate fails inside its transaction, and fails closed', async () => {
+    t = await testApp({ dialect, config: { rules: RULES } });
+    const real = t.services.gate!;
+    // A gate that records the hook in its transaction and then breaks: the transaction rolls back.
+    t.services.gate = {
+      evaluate: (intent, ctx) =>
+        real.evaluate(intent, {
+          ...ctx,
+          ...(ctx.record
+            ? {
+                record: async (tx) => {
+                  await ctx.record!(tx);
+                  throw new Error('the policy engine crashed');
+                },
+              }
+            : {}),
+        }),
+    };
+    const before = (await t.services.log.list({ limit: 1000 })).length;
+    const body = (await (await hook(preToolUse('rm -rf build'))).json()) as {
+      hookSpecificOutput: Record<string, string>;
+    };
+    expect(body.hookSpecificOutput.permissionDecision).toBe('deny');
+    expect(body.hookSpecificOutput.permissionDecisionReason).toContain('the policy engine crashed');
+    const events = (await t.services.log.list({ limit: 1000 })).slice(before).map((e) => e.envelope);
+    expect(events.filter((e) => e.type === 'agent.tool.requested')).toHaveLength(1);
+    const denied = events.find((e) => e.type === 'agent.tool.denied');
+    expect(denied?.redacted_summary.reason_code).toBe('GATE_UNAVAILABLE');
+    expect(await verifyChain(t.services.db)).toMatchObject({ ok: true });
   });
 });

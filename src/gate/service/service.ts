@@ -63,6 +63,9 @@ export class Gate implements GateService {
       envelope: ctx.cause ?? previewEnvelope(engineIntent, ctx.principal, tenant, taskId, intent.session_id),
       ...(this.d.signer ? { signer: this.d.signer } : {}),
     };
+    if (ctx.record && approvedDigest === undefined) {
+      return this.recordAndDecide(intent, ctx, ctx.record, engineIntent, engineCtx, taskId);
+    }
     const evaluation =
       approvedDigest === undefined
         ? evaluateWithTrace(compiled, engineIntent, engineCtx)
@@ -85,6 +88,43 @@ export class Gate implements GateService {
     const requested = await s.db.tx(ask);
     decision = await this.askApproval(decision, intent, ctx.principal, taskId, requested);
     await s.db.tx((tx) => this.record(tx, requested, evaluation, decision, engineIntent));
+    return decision;
+  }
+
+  /**
+   * The hook route's path: the caller's event, the request and the decision in one transaction (one
+   * commit per tool call). Every read happened before it: inside, only this transaction's port is used.
+   * A `require_approval` commits the request first, as `run` does, because the approval is its own.
+   */
+  private async recordAndDecide(
+    intent: GateIntent,
+    ctx: GateContext,
+    recordCause: (tx: Db) => Promise<Envelope>,
+    engineIntent: Intent,
+    engineCtx: EngineContext,
+    taskId: string | null,
+  ): Promise<GateDecision> {
+    const { s } = this.d;
+    const compiled = this.d.holder.current();
+    let evaluation: Evaluation | undefined;
+    let decision: GateDecision | undefined;
+    const requested = await s.db.tx(async (tx) => {
+      const cause = await recordCause(tx);
+      // The caller names the event type in the intent (it knows it before the event exists).
+      evaluation = evaluateWithTrace(compiled, engineIntent, { ...engineCtx, envelope: cause });
+      decision = { ...evaluation.decision };
+      if (evaluation.trace.policy_unavailable) decision.tags = ['policy_unavailable'];
+      const req = await this.requested(tx, engineIntent, intent, { ...ctx, cause }, taskId, evaluation);
+      if (decision.decision !== 'require_approval')
+        await this.record(tx, req, evaluation, decision, engineIntent);
+      return req;
+    });
+    if (!evaluation || !decision) throw new Error('the gate transaction ended without a decision');
+    if (decision.decision !== 'require_approval') return decision;
+    decision = await this.askApproval(decision, intent, ctx.principal, taskId, requested);
+    const decided = decision;
+    const evaluated = evaluation;
+    await s.db.tx((tx) => this.record(tx, requested, evaluated, decided, engineIntent));
     return decision;
   }
 

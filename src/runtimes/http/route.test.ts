@@ -178,7 +178,9 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
       runtime: 'claude-code',
       event_type: 'agent.tool.requested',
     });
-    expect(gate.calls[0]?.ctx.cause?.event_id).toBe(env.event_id);
+    // The real gate appends the hook's event inside its decision transaction; this fake does not, so
+    // the route records it on its own after the decision.
+    expect(typeof gate.calls[0]?.ctx.record).toBe('function');
     const raw = await t.services.vault.get(env.payload_ref!);
     expect(raw?.toString()).toBe(fixture('claude-code', 'PreToolUse'));
   });

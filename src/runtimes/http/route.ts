@@ -7,6 +7,7 @@ import { GATE_UNAVAILABLE, failsClosed, unavailableDecision } from '../../hook/r
 import { readBody } from '../../server/body.js';
 import type { AppEnv, Principal, Services } from '../../server/module.js';
 import type { GateIntent } from '../../server/ports.js';
+import type { Db } from '../../store/port.js';
 import { RUNTIME_KINDS, runtimeFor } from '../index.js';
 import type { Decision, NativeReply, Normalized, RuntimeAdapter } from '../runtime.js';
 import type { HooksConfig } from './config.js';
@@ -27,14 +28,16 @@ export async function handleHook(c: Context<AppEnv>, s: Services, cfg: () => Hoo
   const bytes = await readBody(c, s.config.server.body_limit_bytes);
   const n = adapter.normalize(bytes);
   const principal = c.get('principal');
-  const cause = await record(s, adapter, n, bytes, principal);
+  const decides = !n.problem && n.intent !== undefined && n.blocking;
+  // A hook the gate decides is recorded inside the gate's decision transaction (one commit per call).
+  if (!decides) await record(s, adapter, n, bytes, principal);
   await touch(s, n, adapter, principal);
 
   let reply: NativeReply;
   if (n.problem) reply = adapter.errorReply(n.problem);
-  else if (n.intent && n.blocking) {
+  else if (decides) {
     const deadline = Number(c.req.header(DEADLINE_HEADER));
-    const decision = await decide(s, adapter, n, principal, cause, {
+    const decision = await decide(s, adapter, n, principal, {
       waitSeconds: cfg().approval_wait_seconds,
       bytes,
       ...(Number.isFinite(deadline) && deadline > 0 ? { bridgeDeadlineMs: deadline } : {}),
@@ -52,15 +55,19 @@ export async function handleHook(c: Context<AppEnv>, s: Services, cfg: () => Hoo
   return c.json(reply.httpBody as Record<string, unknown>, status);
 }
 
-/** The raw body goes to the vault; the envelopes point at it. One transaction, so neither is half-kept. */
+/**
+ * The raw body goes to the vault; the envelopes point at it. One transaction, so neither is half-kept:
+ * its own, or the caller's `tx` (the gate's decision transaction).
+ */
 async function record(
   s: Services,
   adapter: RuntimeAdapter,
   n: Normalized,
   bytes: Uint8Array,
   principal: Principal,
+  db?: Db,
 ): Promise<Envelope> {
-  return s.db.tx(async (tx) => {
+  return (db ?? s.db).tx(async (tx) => {
     const stored =
       bytes.byteLength > 0
         ? await s.vault.put(bytes, {
@@ -105,6 +112,34 @@ async function touch(s: Services, n: Normalized, adapter: RuntimeAdapter, princi
 
 const PERMISSION_EVENT = 'agent.permission.requested';
 
+/**
+ * Records the hook inside the gate's transaction (`inside`), and knows whether that commit happened:
+ * `ensure()` returns the committed event, recording it in a transaction of its own when the gate's
+ * rolled back or never called `inside`.
+ */
+function recorder(
+  s: Services,
+  adapter: RuntimeAdapter,
+  n: Normalized,
+  bytes: Uint8Array,
+  principal: Principal,
+) {
+  let committed: Envelope | undefined;
+  return {
+    inside: async (tx: Db): Promise<Envelope> => {
+      const cause = await record(s, adapter, n, bytes, principal, tx);
+      tx.afterCommit(() => {
+        committed = cause;
+      });
+      return cause;
+    },
+    ensure: async (): Promise<Envelope> => {
+      committed ??= await record(s, adapter, n, bytes, principal);
+      return committed;
+    },
+  };
+}
+
 interface DecideOptions {
   waitSeconds: number;
   /** The hook's raw body: context for a prompt taken to the phone. */
@@ -118,26 +153,31 @@ async function decide(
   adapter: RuntimeAdapter,
   n: Normalized,
   principal: Principal,
-  cause: Envelope,
   opts: DecideOptions,
 ): Promise<Decision | null> {
   const intent = n.intent!;
+  const recorded = recorder(s, adapter, n, opts.bytes, principal);
   const gateIntent: GateIntent = {
     tool: intent.tool,
     input: intent.input,
     runtime: adapter.kind,
-    event_type: cause.type,
+    // Adapters always yield at least one envelope; the first carries the intent.
+    event_type: n.envelopes[0]!.type,
     ...(intent.action ? { action: intent.action } : {}),
     ...(intent.resource ? { resource: intent.resource } : {}),
     ...(principal.task_id ? { task_id: principal.task_id } : {}),
     ...(n.sessionId ? { session_id: n.sessionId } : {}),
   };
   let decision: Decision;
+  let cause: Envelope;
   try {
     if (!s.gate) throw new Error('the gate module is not running');
-    decision = forAdapter(await s.gate.evaluate(gateIntent, { principal, cause }));
+    decision = forAdapter(await s.gate.evaluate(gateIntent, { principal, record: recorded.inside }));
+    // A gate that did not call the recorder (another GateService) still gets the hook in the log.
+    cause = await recorded.ensure();
   } catch (err) {
-    return unavailable(s, n, cause, (err as Error).message);
+    // The decision transaction rolled back (or never ran): the hook is recorded on its own first.
+    return unavailable(s, n, await recorded.ensure(), (err as Error).message);
   }
   if (noOpinion(decision)) {
     // No rule spoke: the runtime keeps its own permission flow. A permission prompt (the runtime is
