@@ -369,7 +369,7 @@ describe('switchboard setup claude-code --notify', () => {
   });
 
   it('refuses to write a config that would not load, naming the problem', async () => {
-    writeFileSync(configFile(), `${EXAMPLE_CONFIG}\nnotify:\n  rate_per_minute: 0\n`);
+    writeFileSync(configFile(), `${EXAMPLE_CONFIG}\nnotify:\n  rate_per_minute: -1\n`);
     const before = snapshot();
     await expect(run({ ...where(), ...io(), notify: NTFY })).rejects.toThrow(
       /would not load after this change.*\n\s+notify\.rate_per_minute/,
