@@ -84,6 +84,8 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
       services.relay.subscribe({
         name: 'admission',
         accepts: (t) => t === 'integration.webhook.accepted',
+        // `admit` keeps its own inbox (ADMISSION_CONSUMER), marked in the transaction of its decisions.
+        ownsInbox: true,
         handle: async (event) => {
           const decisions = await admit(
             {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
 import type { Envelope } from '../envelope/index.js';
 import { once } from './inbox.js';
-import { EventLog } from './log.js';
+import { BUS_TOPIC, EventLog } from './log.js';
 import { Relay } from './relay.js';
 
 const DIALECTS = await dialects();
@@ -31,6 +31,36 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     await relay.drain();
     expect(seen).toEqual(['agent.tool.requested']);
     expect((await store.db.query({ text: 'SELECT id FROM outbox' })).length).toBe(0);
+  });
+
+  it('leaves the inbox to a subscriber that owns it: no relay check or mark, its own once() de-duplicates', async () => {
+    store = await freshStore(dialect);
+    const log = new EventLog(store.db, DEFAULTS);
+    const relay = new Relay(store.db, log);
+    const effects: string[] = [];
+    let calls = 0;
+    relay.subscribe({
+      name: 'owner',
+      accepts: () => true,
+      ownsInbox: true,
+      handle: async (e) => {
+        calls++;
+        await once(store.db, 'owner.effects', e.event_id, async () => void effects.push(e.event_id));
+      },
+    });
+    const e = await log.append({ type: 'agent.tool.requested' });
+    await relay.drain();
+    // Redelivered (a crash after the effect, before the outbox row was finished): the handler runs
+    // again, and its own inbox keeps the effect single.
+    await store.db.query({
+      text: 'INSERT INTO outbox (event_id, topic, correlation_id, status, attempts, available_at, created_at) VALUES ($1, $2, $3, $4, 0, 0, 0)',
+      values: [e.event_id, BUS_TOPIC, e.correlation_id, 'pending'],
+    });
+    await relay.drain();
+    expect(calls).toBe(2);
+    expect(effects).toEqual([e.event_id]);
+    const marks = await store.db.query<{ consumer: string }>({ text: 'SELECT consumer FROM inbox' });
+    expect(marks.map((m) => m.consumer)).toEqual(['owner.effects']);
   });
 
   it('keeps the order within a correlation id while a failing event is retried', async () => {

@@ -11,6 +11,11 @@ export interface Subscriber {
   name: string;
   accepts(type: string): boolean;
   handle(event: Envelope): Promise<void>;
+  /**
+   * The handler keeps its own inbox (`once()`: the mark commits with its effect), so the relay neither
+   * checks nor marks one for it: one read and one commit less per event.
+   */
+  ownsInbox?: boolean;
 }
 
 export interface RelayOptions {
@@ -219,6 +224,10 @@ export class Relay {
           throw new Error(`outbox row ${row.id} names event ${row.event_id}, which is not in the log`);
         for (const sub of this.subscribers) {
           if (!sub.accepts(stored.envelope.type)) continue;
+          if (sub.ownsInbox) {
+            await sub.handle(stored.envelope);
+            continue;
+          }
           if (await wasProcessed(this.db, sub.name, row.event_id)) continue;
           await sub.handle(stored.envelope);
           await markProcessed(this.db, sub.name, row.event_id, this.opts.now());

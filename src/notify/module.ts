@@ -97,11 +97,13 @@ export function notifyModule(opts: NotifyModuleOptions = {}): NotifyModule {
       const locale = cfg.locale;
       services.relay.subscribe({
         name: APPROVAL_SUBSCRIBER,
+        ownsInbox: true,
         accepts: (t) => t === 'agent.approval.requested',
         handle: (event) => announceApproval(services, n, event, locale),
       });
       services.relay.subscribe({
         name: STALLED_SUBSCRIBER,
+        ownsInbox: true,
         accepts: (t) => t === 'agent.task.stalled',
         handle: (event) => announceStalled(services, n, event, locale),
       });

@@ -73,6 +73,7 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
       s.relay.subscribe({
         name: 'tasks.approvals',
         accepts: (type) => APPROVAL_EVENTS.has(type),
+        ownsInbox: true,
         handle: async (event) => {
           await once(s.db, 'tasks.approvals', event.event_id, (tx) => tasks.onApproval(event, tx), s.now());
         },
