@@ -12,8 +12,9 @@ export interface Subscriber {
   accepts(type: string): boolean;
   handle(event: Envelope): Promise<void>;
   /**
-   * The handler keeps its own inbox (`once()`: the mark commits with its effect), so the relay neither
-   * checks nor marks one for it: one read and one commit less per event.
+   * The handler needs no inbox from the relay: it keeps its own (`once()`: the mark commits with its
+   * effect), or its effect is idempotent by itself (an upsert). The relay neither checks nor marks one
+   * for it: one read and one commit less per event.
    */
   ownsInbox?: boolean;
 }

@@ -38,6 +38,8 @@ export function repliesModule(): Module {
       services.relay.subscribe({
         name: TARGET_SUBSCRIBER,
         accepts: (t) => t === 'integration.delivery.succeeded',
+        // Every successful delivery passes here; the target insert is idempotent (ON CONFLICT DO NOTHING).
+        ownsInbox: true,
         handle: (event) => r.onDelivered(event, REPLY_CHANNEL_TYPES),
       });
       timer = setInterval(() => {
