@@ -1,6 +1,4 @@
-import { join, resolve } from 'node:path';
 import { AppError } from '../errors/index.js';
-import { resolveVaultKey } from '../log/vault.js';
 import type { Module, Services } from '../server/module.js';
 import { type ApprovalsConfig, approvalsConfigSchema } from './config.js';
 import { type Worker, startExpiryWorker } from './expiry.js';
@@ -41,12 +39,7 @@ export function approvalsModule(opts: ApprovalsModuleOptions = {}): ApprovalsMod
   const ensure = (services: Services): Approvals => {
     if (impl) return impl;
     config = readConfig(services, opts.config);
-    const linkKey =
-      opts.linkKey ??
-      deriveLinkKey(
-        resolveVaultKey(services.config.vault.key_env, join(resolve(services.config.data_dir), 'vault.key'))
-          .key,
-      );
+    const linkKey = opts.linkKey ?? deriveLinkKey(services.vaultKey);
     impl = new Approvals(services, {
       ttlMs: config.ttl_seconds * 1000,
       pollMs: config.wait_poll_ms,

@@ -1,7 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { AppError } from '../errors/index.js';
-import { resolveVaultKey } from '../log/vault.js';
 import type { Module, Services } from '../server/module.js';
 import type { PolicySource } from './load.js';
 import {
@@ -64,12 +62,7 @@ export function gateModule(opts: GateModuleOptions = {}): GateModule {
       now: s.now,
     });
     const incidents = new IncidentStore(s.db);
-    const key =
-      opts.signerKey === undefined
-        ? deriveCapabilityKey(
-            resolveVaultKey(s.config.vault.key_env, join(resolve(s.config.data_dir), 'vault.key')).key,
-          )
-        : opts.signerKey;
+    const key = opts.signerKey === undefined ? deriveCapabilityKey(s.vaultKey) : opts.signerKey;
     // The TTL is left to the serving policy's `gate.capability_ttl_seconds`, so a reload can change it.
     const signer = key ? { keys: [key] } : undefined;
     parts = { holder, incidents, signer, gate: new Gate({ s, holder, incidents, signer }) };

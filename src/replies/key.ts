@@ -1,5 +1,3 @@
-import { join, resolve } from 'node:path';
-import { resolveVaultKey } from '../log/vault.js';
 import type { Services } from '../server/module.js';
 import { deriveReplyKey } from './token.js';
 
@@ -12,8 +10,7 @@ const keys = new WeakMap<Services, Buffer>();
 export function replyKeyOf(services: Services): Buffer {
   let key = keys.get(services);
   if (!key) {
-    const file = join(resolve(services.config.data_dir), 'vault.key');
-    key = deriveReplyKey(resolveVaultKey(services.config.vault.key_env, file).key);
+    key = deriveReplyKey(services.vaultKey);
     keys.set(services, key);
   }
   return key;

@@ -32,6 +32,12 @@ export interface Services {
   db: Db;
   log: EventLog;
   vault: Vault;
+  /**
+   * The vault key, resolved once at start (env or the data dir's `vault.key`). Modules derive their own
+   * keys from it with HKDF and a label of their own (capability tokens, approval and reply links), so
+   * replicas that share the vault key accept each other's tokens. Never log it.
+   */
+  vaultKey: Uint8Array;
   relay: Relay;
   logger: Logger;
   metrics: Metrics;

@@ -52,6 +52,7 @@ export async function buildServices(config: Config, opts: BuildOptions = {}): Pr
     db,
     log,
     vault: new Vault(db, key, now),
+    vaultKey: key,
     relay,
     logger,
     metrics,
