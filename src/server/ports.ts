@@ -92,6 +92,16 @@ export interface ApprovalRequest {
   cause?: Envelope;
 }
 
+/** The plan an approval freezes for an intent: what would run, nothing about who or why. */
+export function approvalPlan(intent: GateIntent): ApprovalRequest['plan'] {
+  return {
+    tool: intent.tool,
+    input: intent.input,
+    ...(intent.action !== undefined ? { action: intent.action } : {}),
+    ...(intent.resource !== undefined ? { resource: intent.resource } : {}),
+  };
+}
+
 export interface ApprovalService {
   request(req: ApprovalRequest): Promise<ApprovalView>;
   get(id: string): Promise<ApprovalView | undefined>;

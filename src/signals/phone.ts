@@ -1,6 +1,6 @@
 import { causedBy, type Envelope } from '../envelope/index.js';
 import type { Services } from '../server/module.js';
-import type { PhoneApprovals, PhoneEscalation } from '../server/ports.js';
+import { approvalPlan, type PhoneApprovals, type PhoneEscalation } from '../server/ports.js';
 import { readAway, TENANT_OWNER } from './away.js';
 import type { SignalsConfig } from './config.js';
 import { branchOf, projectOf } from './context.js';
@@ -93,16 +93,10 @@ export class PhoneDesk implements PhoneApprovals {
       ...(branch ? { branch } : {}),
       ...(sessionId ? { session: sessionId } : {}),
     });
-    const { intent } = req;
     const view = await approvals.request({
       action: text.action,
       reason: text.reason,
-      plan: {
-        tool: intent.tool,
-        input: intent.input,
-        ...(intent.action !== undefined ? { action: intent.action } : {}),
-        ...(intent.resource !== undefined ? { resource: intent.resource } : {}),
-      },
+      plan: approvalPlan(req.intent),
       ...(taskId ? { task_id: taskId } : {}),
       ...(sessionId ? { session_id: sessionId } : {}),
       requested_by: req.principal,

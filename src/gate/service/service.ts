@@ -1,7 +1,13 @@
 import type { Envelope, EnvelopeInput } from '../../envelope/index.js';
 import { causedBy, isId } from '../../envelope/index.js';
 import type { Principal, Services } from '../../server/module.js';
-import type { GateContext, GateDecision, GateIntent, GateService } from '../../server/ports.js';
+import {
+  approvalPlan,
+  type GateContext,
+  type GateDecision,
+  type GateIntent,
+  type GateService,
+} from '../../server/ports.js';
 import type { Db } from '../../store/port.js';
 import { evaluateApproved } from '../approved.js';
 import { DEFAULT_EVENT_TYPE, type Evaluation, evaluateWithTrace } from '../evaluate.js';
@@ -196,12 +202,7 @@ export class Gate implements GateService {
       view = await approvals.request({
         action: actionText(intent),
         reason: decision.reason_code,
-        plan: {
-          tool: intent.tool,
-          input: intent.input,
-          ...(intent.action !== undefined ? { action: intent.action } : {}),
-          ...(intent.resource !== undefined ? { resource: intent.resource } : {}),
-        },
+        plan: approvalPlan(intent),
         ...(taskId ? { task_id: taskId } : {}),
         ...(intent.session_id ? { session_id: intent.session_id } : {}),
         requested_by: principal,
