@@ -192,12 +192,7 @@ export class Notifier {
       causedBy(cause, {
         type: 'agent.notification.sent',
         redacted_summary: {
-          kind: draft.kind,
-          stage: draft.stage,
-          severity: draft.severity,
-          lane,
-          title: draft.title,
-          summary: draft.summary,
+          ...sentSummary(draft, lane),
           ...(draft.detail !== undefined ? { detail_chars: draft.detail.length } : {}),
           ...(draft.artifact !== undefined ? { artifact: draft.artifact } : {}),
           mention: draft.mention === true,
@@ -309,12 +304,7 @@ export class Notifier {
         causedBy(event, {
           type: 'agent.notification.sent',
           redacted_summary: {
-            kind: draft.kind,
-            stage: draft.stage,
-            severity: draft.severity,
-            lane,
-            title: draft.title,
-            summary: draft.summary,
+            ...sentSummary(draft, lane),
             destinations: fallback,
             fallback_for: {
               destination: fired.destination,
@@ -465,4 +455,16 @@ function statusOf(out: DispatchOutcome): ProgressStatus {
   if (out.kind === 'enqueued') return 'sent';
   if (out.kind === 'no_engine') return 'queued';
   return 'blocked';
+}
+
+/** What every `agent.notification.sent` says of the message: its shape, never its detail. */
+function sentSummary(draft: Draft, lane: 'normal' | 'high') {
+  return {
+    kind: draft.kind,
+    stage: draft.stage,
+    severity: draft.severity,
+    lane,
+    title: draft.title,
+    summary: draft.summary,
+  };
 }
