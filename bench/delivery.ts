@@ -129,20 +129,7 @@ async function durable(
   for (let i = 0; i < N; i += 500) {
     await db.tx(async (tx) => {
       for (let j = i; j < Math.min(N, i + 500); j++) {
-        const eventId = newId('event');
-        await svc.enqueue(tx, {
-          eventId,
-          destination: 'hook',
-          message: {
-            kind: 'progress',
-            stage: 'done',
-            severity: 'info',
-            title: 'Build finished',
-            summary: 'all green',
-            eventId,
-          },
-        });
-        enqueuedAt.set(eventId, performance.timeOrigin + performance.now());
+        await enqueueOne(svc, tx, enqueuedAt);
       }
     });
   }
@@ -201,20 +188,7 @@ async function paced(db: Db, rx: Receiver, secret: string): Promise<{ p50: numbe
     const tick = performance.now();
     await db.tx(async (tx) => {
       for (let j = 0; j < 10; j++) {
-        const eventId = newId('event');
-        await svc.enqueue(tx, {
-          eventId,
-          destination: 'hook',
-          message: {
-            kind: 'progress',
-            stage: 'done',
-            severity: 'info',
-            title: 'Build finished',
-            summary: 'all green',
-            eventId,
-          },
-        });
-        enqueuedAt.set(eventId, performance.timeOrigin + performance.now());
+        await enqueueOne(svc, tx, enqueuedAt);
       }
     });
     await new Promise((r) => setTimeout(r, Math.max(0, 30 - (performance.now() - tick))));
@@ -270,4 +244,26 @@ export async function benchDelivery(): Promise<string[]> {
     rmSync(dir, { recursive: true, force: true });
   }
   return out;
+}
+
+/** One signed-webhook delivery of the same small message; notes when it was enqueued. */
+async function enqueueOne(
+  svc: ReturnType<typeof createDeliveryService>,
+  tx: Db,
+  enqueuedAt: Map<string, number>,
+): Promise<void> {
+  const eventId = newId('event');
+  await svc.enqueue(tx, {
+    eventId,
+    destination: 'hook',
+    message: {
+      kind: 'progress',
+      stage: 'done',
+      severity: 'info',
+      title: 'Build finished',
+      summary: 'all green',
+      eventId,
+    },
+  });
+  enqueuedAt.set(eventId, performance.timeOrigin + performance.now());
 }

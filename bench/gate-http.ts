@@ -1,6 +1,4 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -9,9 +7,8 @@ import { parseConfig } from '../src/config/load.js';
 import { gateModule } from '../src/gate/module.js';
 import { coreModule } from '../src/server/core-routes.js';
 import { startServer } from '../src/server/serve.js';
-import { line } from './stats.js';
+import { line, runLoader } from './stats.js';
 
-const require = createRequire(import.meta.url);
 const AGENT_KEY = 'bench-agent-key-0123456789abcdef';
 /** The issue's target load: 1,000 requests per second, paced, not as fast as possible. */
 const RATE = Number(process.env.BENCH_GATE_HTTP_RATE ?? 1_000);
@@ -45,10 +42,7 @@ autocannon({
 });`;
 
 async function load(dir: string, url: string, method: string, body: string, headers: Record<string, string>) {
-  const script = join(dir, 'loader.cjs');
-  writeFileSync(script, LOADER);
   const args = [
-    script,
     url,
     method,
     body,
@@ -57,17 +51,7 @@ async function load(dir: string, url: string, method: string, body: string, head
     String(CONNECTIONS),
     String(DURATION_S),
   ];
-  const child = spawn(process.execPath, args, {
-    env: { PATH: process.env.PATH, AUTOCANNON: require.resolve('autocannon') },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  if (code !== 0) throw new Error(`autocannon exited with ${code}`);
-  return JSON.parse(out) as LoadResult;
+  return runLoader<LoadResult>(dir, LOADER, args);
 }
 
 /** 60 Bash rules like bench/gate.ts's, so the CEL work per request is a realistic candidate set. */

@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,7 +11,7 @@ import { parseConfig } from '../src/config/load.js';
 import { ingressModule } from '../src/ingress/module.js';
 import { coreModule } from '../src/server/core-routes.js';
 import { startServer } from '../src/server/serve.js';
-import { fmt, line } from './stats.js';
+import { fmt, line, runLoader } from './stats.js';
 
 const require = createRequire(import.meta.url);
 const SECRET = 'bench-webhook-secret';
@@ -54,23 +53,8 @@ async function load(
   headers: Record<string, string>,
   prefix: string,
 ): Promise<LoadResult> {
-  const script = join(dir, 'loader.cjs');
-  writeFileSync(script, LOADER);
-  const child = spawn(
-    process.execPath,
-    [script, url, body, JSON.stringify(headers), String(CONNECTIONS), String(DURATION_S), prefix],
-    {
-      env: { PATH: process.env.PATH, AUTOCANNON: require.resolve('autocannon') },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  if (code !== 0) throw new Error(`autocannon exited with ${code}`);
-  return JSON.parse(out) as LoadResult;
+  const args = [url, body, JSON.stringify(headers), String(CONNECTIONS), String(DURATION_S), prefix];
+  return runLoader<LoadResult>(dir, LOADER, args);
 }
 
 /** The baseline: node:http, read the body, one durable INSERT (same SQLite settings), 202. */

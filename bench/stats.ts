@@ -1,3 +1,8 @@
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
 /** Small helpers shared by the benchmarks: percentiles, rates and aligned output. */
 
 export function percentile(sortedMs: number[], p: number): number {
@@ -39,4 +44,24 @@ export async function alternate(
     bestB = Math.max(bestB, await b());
   }
   return [bestA, bestB];
+}
+
+/**
+ * Runs a load-generator script (autocannon's programmatic API, written to `dir`) in a second process,
+ * so it never shares the measured server's event loop; returns the JSON the script prints.
+ */
+export async function runLoader<T>(dir: string, source: string, args: string[]): Promise<T> {
+  const script = join(dir, 'loader.cjs');
+  writeFileSync(script, source);
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { PATH: process.env.PATH, AUTOCANNON: createRequire(import.meta.url).resolve('autocannon') },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`autocannon exited with ${code}`);
+  return JSON.parse(out) as T;
 }

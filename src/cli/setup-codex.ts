@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { dirname, relative } from 'node:path';
+import { relative } from 'node:path';
 import {
   type CodexScope,
   codexConfigPath,
