@@ -341,6 +341,6 @@ describe('Feishu config: webhook mode or app mode', () => {
     expect(check({ app: { ...app, receive_id_type: 'phone' } })[0]?.path).toBe(
       'channels.lark.app.receive_id_type',
     );
-    expect(check({ app: { ...app, receive_id_type: 'user_id', receive_id: '5d9bdxxx' } })).toEqual([]);
+    expect(check({ app: { ...app, receive_id_type: 'user_id', receive_id: '5d9bd7e2' } })).toEqual([]);
   });
 });
