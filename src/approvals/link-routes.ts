@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { AppError } from '../errors/index.js';
-import { readBody } from '../server/body.js';
-import type { App, AppEnv, Principal } from '../server/module.js';
+import { readBody } from '../kernel/body.js';
+import type { App, AppEnv, Principal } from '../kernel/module.js';
 import { parseToken } from './links.js';
 import { confirmationPage, type NoticeKind, noticePage, PAGE_HEADERS } from './page.js';
 import type { Approvals } from './service.js';

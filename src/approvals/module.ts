@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.js';
-import type { Module, Services } from '../server/module.js';
+import type { Module, Services } from '../kernel/module.js';
 import { type ApprovalsConfig, approvalsConfigSchema } from './config.js';
 import { type Worker, startExpiryWorker } from './expiry.js';
 import { linkRoutes } from './link-routes.js';

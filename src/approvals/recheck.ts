@@ -1,5 +1,5 @@
 import type { GateDecision, GateIntent, GateService } from '../server/ports.js';
-import type { Principal } from '../server/module.js';
+import type { Principal } from '../kernel/module.js';
 import type { ApprovalPlan, Recheck } from './view.js';
 
 /**

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { parseId } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
-import { requireRole } from '../server/auth.js';
-import { readJson } from '../server/body.js';
-import type { App, Services } from '../server/module.js';
+import { requireRole } from '../kernel/auth.js';
+import { readJson } from '../kernel/body.js';
+import type { App, Services } from '../kernel/module.js';
 import type { ApprovalRecord } from './view.js';
 import type { Approvals } from './service.js';
 

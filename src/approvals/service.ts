@@ -2,7 +2,7 @@ import { maskSecrets } from '../notify/secrets.js';
 import { causedBy, type EnvelopeInput, newId } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import { planDigest } from '../gate/digest.js';
-import type { Principal, Services } from '../server/module.js';
+import type { Principal, Services } from '../kernel/module.js';
 import type { ApprovalRequest, ApprovalService } from '../server/ports.js';
 import { one } from '../store/port.js';
 import { DEFAULT_APPROVAL_TTL_SECONDS, WAIT_POLL_MS } from './config.js';

@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.js';
-import type { Principal } from '../server/module.js';
+import type { Principal } from '../kernel/module.js';
 import type { ApprovalService } from '../server/ports.js';
 import type { Decision } from './click.js';
 

@@ -1,4 +1,4 @@
-import type { Module, Services } from '../server/module.js';
+import type { Module, Services } from '../kernel/module.js';
 import { type CallbacksConfig, callbacksConfig } from './config.js';
 import {
   type CallbackState,

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { guardedSmtp } from '../channels/index.js';
 import { AppError } from '../errors/index.js';
-import type { Module, Services } from '../server/module.js';
+import type { Module, Services } from '../kernel/module.js';
 import { type DeliveryConfig, deliveryConfigSchema, deliveryPolicies } from './config.js';
 import { createGuardedDispatcher } from './dispatcher.js';
 import { type ChannelEntry, DeliveryEngine, type EngineOptions } from './engine/engine.js';

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { AppError } from '../errors/index.js';
-import type { Module, Services } from '../server/module.js';
+import type { Module, Services } from '../kernel/module.js';
 import type { PolicySource } from './load.js';
 import {
   configPolicySources,

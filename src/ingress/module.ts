@@ -1,4 +1,4 @@
-import type { Module, Services } from '../server/module.js';
+import type { Module, Services } from '../kernel/module.js';
 import { admit } from './admission/admit.js';
 import { compileEgressPolicy, createGuardedDispatcher } from '../delivery/index.js';
 import { fetchAuthoritative } from './admission/fetch.js';

@@ -1,4 +1,4 @@
-import type { Services } from '../server/module.js';
+import type { Services } from '../kernel/module.js';
 import { purgeDeliveries } from './pipeline/deliveries.js';
 
 /** Hourly: retention is counted in days, so an hour late is noise, and the delete stays small. */

@@ -1,9 +1,9 @@
 import { AppError } from '../errors/index.js';
 import { reportContext } from '../notify/context.js';
 import type { ProgressInput, ProgressResult, ReportContext } from '../notify/service.js';
-import { requireRole } from '../server/auth.js';
-import { readBody } from '../server/body.js';
-import type { App, Services } from '../server/module.js';
+import { requireRole } from '../kernel/auth.js';
+import { readBody } from '../kernel/body.js';
+import type { App, Services } from '../kernel/module.js';
 import { askViaService } from './approval.js';
 import { McpSessions } from './sessions.js';
 import { buildMcpServer } from './tools.js';

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { AppError } from '../errors/index.js';
-import type { AppEnv } from '../server/module.js';
+import type { AppEnv } from '../kernel/module.js';
 import type { ReportContext } from './service.js';
 
 /** The header a general agent key uses to say which task it reports for (a task-bound key needs none). */

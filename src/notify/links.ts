@@ -1,5 +1,5 @@
 import type { ApprovalActions } from '../channels/channel.js';
-import type { Services } from '../server/module.js';
+import type { Services } from '../kernel/module.js';
 
 interface ApprovalLinkSource {
   approvalLinks?(

@@ -1,5 +1,5 @@
 import type { Envelope } from '../envelope/index.js';
-import type { Services } from '../server/module.js';
+import type { Services } from '../kernel/module.js';
 import type { NotifyConfig } from './config.js';
 import { approvalActions } from './links.js';
 import { reminderDraft } from './message.js';

@@ -1,6 +1,6 @@
 import { replyKeyOf } from '../replies/key.js';
 import { replyUrl, signReply } from '../replies/token.js';
-import type { Services } from '../server/module.js';
+import type { Services } from '../kernel/module.js';
 
 /** What a "Reply" link resumes: a task's session, until a moment (epoch ms). */
 export interface ReplyTarget {

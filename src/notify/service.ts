@@ -1,7 +1,7 @@
 import type { Message, Severity, Stage } from '../channels/channel.js';
 import { causedBy, type Envelope, type EnvelopeInput, sha256Hex } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
-import type { Principal, Services } from '../server/module.js';
+import type { Principal, Services } from '../kernel/module.js';
 import type { TaskView } from '../server/ports.js';
 import type { Db } from '../store/port.js';
 import type { NotifyConfig } from './config.js';

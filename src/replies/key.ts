@@ -1,4 +1,4 @@
-import type { Services } from '../server/module.js';
+import type { Services } from '../kernel/module.js';
 import { deriveReplyKey } from './token.js';
 
 const keys = new WeakMap<Services, Buffer>();

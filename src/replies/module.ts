@@ -1,4 +1,4 @@
-import type { Module, Services } from '../server/module.js';
+import type { Module, Services } from '../kernel/module.js';
 import { replyKeyOf } from './key.js';
 import { replyRoutes } from './routes.js';
 import { Replies } from './service.js';

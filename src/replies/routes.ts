@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { AppError } from '../errors/index.js';
-import { readBody } from '../server/body.js';
-import type { App, AppEnv, Services } from '../server/module.js';
+import { readBody } from '../kernel/body.js';
+import type { App, AppEnv, Services } from '../kernel/module.js';
 import { MAX_RESUME_MESSAGE_CHARS } from '../tasks/routes.js';
 import { PAGE_HEADERS, type ReplyNotice, replyNotice, replyPage } from './page.js';
 import type { Replies } from './service.js';

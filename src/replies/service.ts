@@ -1,6 +1,6 @@
 import type { Envelope } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
-import type { Principal, Services } from '../server/module.js';
+import type { Principal, Services } from '../kernel/module.js';
 import * as q from './sql.js';
 
 /** What a reply is about: a task's session, until a moment. Signed into a link or stored per chat message. */

@@ -1,5 +1,5 @@
-import { requireRole } from '../server/auth.js';
-import type { App, Module, Services } from '../server/module.js';
+import { requireRole } from '../kernel/auth.js';
+import type { App, Module, Services } from '../kernel/module.js';
 import { capabilityRows } from './index.js';
 import { type HooksConfig, parseHooksConfig } from './http/config.js';
 import { handleHook } from './http/route.js';

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { AppError, errorBody } from '../errors/index.js';
 import { newId } from '../envelope/index.js';
-import type { App, AppEnv, Module, Services } from './module.js';
+import type { App, AppEnv, Module, Services } from '../kernel/module.js';
 
 /**
  * The HTTP app: error mapping, request ids and metrics, then each module's routes. Tested in-process

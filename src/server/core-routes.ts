@@ -1,8 +1,8 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 import { AppError } from '../errors/index.js';
-import { requireRole, bearer } from './auth.js';
-import type { App, AppEnv, Module, Services } from './module.js';
+import { requireRole, bearer } from '../kernel/auth.js';
+import type { App, AppEnv, Module, Services } from '../kernel/module.js';
 
 const READY_TIMEOUT_MS = 2000;
 

@@ -9,7 +9,7 @@ import { runtimesModule } from '../runtimes/module.js';
 import { repliesModule } from '../replies/module.js';
 import { tasksModule } from '../tasks/module.js';
 import { coreModule } from './core-routes.js';
-import type { Module } from './module.js';
+import type { Module } from '../kernel/module.js';
 
 /**
  * Every module the gateway runs, in start order. A new module is one line here; nothing else in the

@@ -1,6 +1,6 @@
 import type { Envelope } from '../envelope/index.js';
 import type { Db } from '../store/port.js';
-import type { Principal } from './module.js';
+import type { Principal } from '../kernel/module.js';
 
 /**
  * Services one module offers another, by interface only: the module that implements one sets it on

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { serve as listen, type ServerType } from '@hono/node-server';
 import type { Config } from '../config/schema.js';
 import { createApp } from './app.js';
-import type { App, Module, Services } from './module.js';
+import type { App, Module, Services } from '../kernel/module.js';
 import { allModules } from './modules.js';
 import { type BuildOptions, buildServices } from './services.js';
 

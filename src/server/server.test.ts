@@ -80,7 +80,7 @@ describe('server core routes', () => {
 
 describe('key ring', () => {
   it('revokes a key added at run time', async () => {
-    const { KeyRing } = await import('./auth.js');
+    const { KeyRing } = await import('../kernel/auth.js');
     const ring = new KeyRing([]);
     ring.add('task-key-0123456789', { name: 'task:1', role: 'agent', task_id: 'tsk_1' });
     expect(ring.resolve('task-key-0123456789')?.task_id).toBe('tsk_1');

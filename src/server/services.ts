@@ -7,10 +7,10 @@ import { Relay } from '../log/relay.js';
 import { resolveVaultKey, Vault } from '../log/vault.js';
 import { openStore } from '../store/open.js';
 import type { Db } from '../store/port.js';
-import { KeyRing } from './auth.js';
-import { createLogger } from './logger.js';
-import { Metrics } from './metrics.js';
-import type { Services } from './module.js';
+import { KeyRing } from '../kernel/auth.js';
+import { createLogger } from '../kernel/logger.js';
+import { Metrics } from '../kernel/metrics.js';
+import type { Services } from '../kernel/module.js';
 
 export interface BuildOptions {
   env?: NodeJS.ProcessEnv;

@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.js';
-import type { Module, Services } from '../server/module.js';
+import type { Module, Services } from '../kernel/module.js';
 import { PhoneDesk } from './phone.js';
 import { type SignalsConfig, signalsConfigSchema } from './config.js';
 import { ACTIVITY_TYPES, SIGNAL_TYPES } from './mapping.js';

@@ -1,5 +1,5 @@
 import { causedBy, type Envelope } from '../envelope/index.js';
-import type { Services } from '../server/module.js';
+import type { Services } from '../kernel/module.js';
 import { approvalPlan, type PhoneApprovals, type PhoneEscalation } from '../server/ports.js';
 import { readAway, TENANT_OWNER } from './away.js';
 import type { SignalsConfig } from './config.js';

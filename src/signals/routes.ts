@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { AppError } from '../errors/index.js';
-import { requireRole } from '../server/auth.js';
-import { readJson } from '../server/body.js';
-import type { App, Services } from '../server/module.js';
+import { requireRole } from '../kernel/auth.js';
+import { readJson } from '../kernel/body.js';
+import type { App, Services } from '../kernel/module.js';
 import { readAway, switchAway, TENANT_OWNER } from './away.js';
 import type { SignalsConfig } from './config.js';
 

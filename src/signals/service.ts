@@ -1,7 +1,7 @@
 import { causedBy, type Envelope } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import type { ProgressInput, ProgressResult, ReportContext } from '../notify/service.js';
-import type { Services } from '../server/module.js';
+import type { Services } from '../kernel/module.js';
 import { readAway, TENANT_OWNER } from './away.js';
 import { NOTIFICATION_FOLD_GRACE_MS } from './phone.js';
 import { kindEnabled, type SignalsConfig } from './config.js';

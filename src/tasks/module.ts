@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { once } from '../log/inbox.js';
-import type { Module, Services } from '../server/module.js';
+import type { Module, Services } from '../kernel/module.js';
 import { type TasksConfig, type TasksConfigInput, parseTasksConfig } from './config.js';
 import { type Poster, fetchPoster } from './http.js';
 import { taskRoutes } from './routes.js';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { AppError } from '../errors/index.js';
-import { requireRole } from '../server/auth.js';
-import { readJson } from '../server/body.js';
-import type { App, Principal, Services } from '../server/module.js';
+import { requireRole } from '../kernel/auth.js';
+import { readJson } from '../kernel/body.js';
+import type { App, Principal, Services } from '../kernel/module.js';
 import type { TaskRunner } from './service.js';
 import { type TaskRow, toView } from './sql.js';
 

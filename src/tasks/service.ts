@@ -11,8 +11,8 @@ import {
   sha256Hex,
 } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
-import type { KeyRing } from '../server/auth.js';
-import type { Principal } from '../server/module.js';
+import type { KeyRing } from '../kernel/auth.js';
+import type { Principal } from '../kernel/module.js';
 import type { LaunchRequest, TaskService, TaskState, TaskView } from '../server/ports.js';
 import type { Db } from '../store/port.js';
 import { launchHttp, launchNotify } from './actions.js';

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { createApp } from '../../src/server/app.js';
-import type { App, Module, Services } from '../../src/server/module.js';
+import type { App, Module, Services } from '../../src/kernel/module.js';
 import { allModules } from '../../src/server/modules.js';
 import { type RunningServer, startServer } from '../../src/server/serve.js';
 import { buildServices } from '../../src/server/services.js';

@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { parse } from 'yaml';
 import type { EnvelopeInput } from '../../envelope/index.js';
-import type { Services } from '../../server/module.js';
+import type { Services } from '../../kernel/module.js';
 import type { CompiledPolicy } from '../compile.js';
 import { expandPattern, formatProblem, type PolicySource } from '../load.js';
 import { preparePolicy } from '../policy.js';

@@ -1,6 +1,6 @@
 import type { Envelope, EnvelopeInput } from '../../envelope/index.js';
 import { causedBy, isId } from '../../envelope/index.js';
-import type { Principal, Services } from '../../server/module.js';
+import type { Principal, Services } from '../../kernel/module.js';
 import {
   approvalPlan,
   type GateContext,

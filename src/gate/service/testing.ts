@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { approvalsModule } from '../../approvals/module.js';
 import { newId } from '../../envelope/index.js';
 import { coreModule } from '../../server/core-routes.js';
-import type { Module } from '../../server/module.js';
+import type { Module } from '../../kernel/module.js';
 import type { TaskService, TaskView } from '../../server/ports.js';
 import type { Dialect } from '../../store/port.js';
 import { auth, type TestApp, testApp } from '../../../test/support/server.js';

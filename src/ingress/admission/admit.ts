@@ -1,7 +1,7 @@
 import { ulid } from 'ulid';
 import { causedBy, type Envelope, type EnvelopeInput, sha256Hex } from '../../envelope/index.js';
 import { once } from '../../log/inbox.js';
-import type { Services } from '../../server/module.js';
+import type { Services } from '../../kernel/module.js';
 import type { Db } from '../../store/port.js';
 import { getDelivery, markDelivery } from '../pipeline/deliveries.js';
 import { type AcceptedFacts, readFacts } from '../pipeline/facts.js';

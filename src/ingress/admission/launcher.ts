@@ -1,5 +1,5 @@
 import type { Envelope } from '../../envelope/index.js';
-import type { Services } from '../../server/module.js';
+import type { Services } from '../../kernel/module.js';
 import type { LaunchRequest } from '../../server/ports.js';
 import { markDelivery } from '../pipeline/deliveries.js';
 import { readFacts } from '../pipeline/facts.js';

@@ -1,6 +1,6 @@
 import { AppError } from '../../errors/index.js';
-import { requireRole } from '../../server/auth.js';
-import type { App, Services } from '../../server/module.js';
+import { requireRole } from '../../kernel/auth.js';
+import type { App, Services } from '../../kernel/module.js';
 import type { Db } from '../../store/port.js';
 
 /**

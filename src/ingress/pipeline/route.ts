@@ -1,8 +1,8 @@
 import type { Context } from 'hono';
 import { canonicalJson, type EventId, newId } from '../../envelope/index.js';
 import { AppError, type ErrorCode } from '../../errors/index.js';
-import { readBody } from '../../server/body.js';
-import type { App, AppEnv, Services } from '../../server/module.js';
+import { readBody } from '../../kernel/body.js';
+import type { App, AppEnv, Services } from '../../kernel/module.js';
 import type { Source } from '../source.js';
 import { REJECT_ERROR_CODE, type RejectReason } from '../source.js';
 import { isRecord } from '../sources/common/request.js';

@@ -8,7 +8,13 @@ import type { Vault } from '../log/vault.js';
 import type { Db } from '../store/port.js';
 import type { KeyRing } from './auth.js';
 import type { Metrics } from './metrics.js';
-import type { ApprovalService, DeliveryPort, GateService, PhoneApprovals, TaskService } from './ports.js';
+import type {
+  ApprovalService,
+  DeliveryPort,
+  GateService,
+  PhoneApprovals,
+  TaskService,
+} from '../server/ports.js';
 
 export type Role = 'admin' | 'agent' | 'approver';
 
