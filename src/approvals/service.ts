@@ -3,7 +3,7 @@ import { causedBy, type EnvelopeInput, newId } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import { planDigest } from '../gate/digest.js';
 import type { Principal, Services } from '../kernel/module.js';
-import type { ApprovalRequest, ApprovalService } from '../server/ports.js';
+import type { ApprovalRequest, ApprovalService, ExpiringApproval } from '../server/ports.js';
 import { one } from '../store/port.js';
 import { DEFAULT_APPROVAL_TTL_SECONDS, WAIT_POLL_MS } from './config.js';
 import { type ApprovalLinks, linksFor, type ParsedToken, verifyLink } from './links.js';
@@ -129,6 +129,11 @@ export class Approvals implements ApprovalService {
     const now = this.s.now();
     const rows = await this.s.db.query<q.ApprovalRow>(q.listApprovals({ ...f, now }));
     return rows.map((r) => toRecord(r, now));
+  }
+
+  async expiring(after: number, until: number, limit: number): Promise<ExpiringApproval[]> {
+    const rows = await this.s.db.query<ExpiringApproval>(q.selectExpiring(after, until, limit));
+    return rows.map((r) => ({ ...r, expires_at: Number(r.expires_at) }));
   }
 
   async wait(id: string, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalRecord | undefined> {

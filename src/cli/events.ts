@@ -27,11 +27,7 @@ export async function tail(opts: TailOptions): Promise<void> {
     ...(opts.task ? { taskId: opts.task } : {}),
     ...(opts.correlation ? { correlationId: opts.correlation } : {}),
   };
-  const head = await db.query<{ seq: number }>({ text: 'SELECT seq FROM log_head WHERE id = 1' });
-  let after = Math.max(
-    0,
-    Number(head[0]?.seq ?? 0) - (opts.type || opts.task || opts.correlation ? 100_000 : n),
-  );
+  let after = Math.max(0, (await log.lastSeq()) - (opts.type || opts.task || opts.correlation ? 100_000 : n));
   const print = (seq: number, e: Envelope) => {
     if (opts.json) process.stdout.write(`${JSON.stringify({ seq, ...e })}\n`);
     else

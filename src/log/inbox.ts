@@ -1,4 +1,5 @@
 import type { Db } from '../store/port.js';
+import { insertInbox, selectInbox } from './sql.js';
 
 /**
  * Consumer de-duplication. `once` records (consumer, event id) and runs `fn` in the same transaction,
@@ -26,18 +27,11 @@ export async function markProcessed(
   eventId: string,
   now = Date.now(),
 ): Promise<boolean> {
-  const rows = await db.query({
-    text: `INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)
-           ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id`,
-    values: [consumer, eventId, now],
-  });
+  const rows = await db.query(insertInbox(consumer, eventId, now));
   return rows.length > 0;
 }
 
 export async function wasProcessed(db: Db, consumer: string, eventId: string): Promise<boolean> {
-  const rows = await db.query({
-    text: 'SELECT 1 AS x FROM inbox WHERE consumer = $1 AND event_id = $2',
-    values: [consumer, eventId],
-  });
+  const rows = await db.query(selectInbox(consumer, eventId));
   return rows.length > 0;
 }

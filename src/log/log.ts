@@ -147,4 +147,28 @@ export class EventLog {
     const row = (await db.query<{ seq: number; body: string }>(q.selectEventBody(eventId)))[0];
     return row ? { seq: Number(row.seq), envelope: JSON.parse(row.body) as Envelope } : undefined;
   }
+
+  /** The seq of the newest event (0 for an empty log). */
+  async lastSeq(): Promise<number> {
+    const [head] = await this.db.query<{ seq: number }>(q.selectHead());
+    return Number(head?.seq ?? 0);
+  }
+
+  /** Outbox rows not yet handed to every subscriber, leaving out the parked (`dead`) ones. */
+  async outboxDepth(): Promise<number> {
+    const [row] = await this.db.query<{ n: number }>(q.countOpenOutbox());
+    return Number(row?.n ?? 0);
+  }
+
+  /**
+   * How often the relay tried each event's subscribers, by event id. An event whose outbox row is gone
+   * (every subscriber handled it) is absent.
+   */
+  async outboxAttempts(eventIds: readonly string[]): Promise<Map<string, number>> {
+    if (eventIds.length === 0) return new Map();
+    const rows = await this.db.query<{ event_id: string; attempts: number }>(
+      q.selectOutboxAttempts(eventIds),
+    );
+    return new Map(rows.map((r) => [r.event_id, Number(r.attempts)]));
+  }
 }

@@ -4,7 +4,7 @@ import type { Db, Sql } from '../store/port.js';
 import { markProcessed, wasProcessed } from './inbox.js';
 import type { EventLog } from './log.js';
 import { BUS_TOPIC } from './log.js';
-import { deleteOutboxRows } from './sql.js';
+import { claimOutbox, deleteOutboxRows, releaseOutboxRow } from './sql.js';
 
 export interface Subscriber {
   /** Stable name: it keys the inbox, so renaming a subscriber makes it see old events again. */
@@ -199,21 +199,13 @@ export class Relay {
 
   private claimSql(): Sql {
     const now = this.opts.now();
-    const lock = this.db.dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
-    return {
-      text: `UPDATE outbox SET status = 'claimed', lease_until = $1, last_error = $2
-             WHERE id IN (
-               SELECT o.id FROM outbox o
-               WHERE o.topic = $3
-                 AND ((o.status = 'pending' AND o.available_at <= $4) OR (o.status = 'claimed' AND o.lease_until < $4))
-                 AND NOT EXISTS (
-                   SELECT 1 FROM outbox p
-                   WHERE p.correlation_id = o.correlation_id AND p.id < o.id AND p.status IN ('pending', 'claimed'))
-               ORDER BY o.id LIMIT $5 ${lock})
-             RETURNING id, event_id, attempts,
-               (SELECT e.type FROM events e WHERE e.event_id = outbox.event_id) AS type`,
-      values: [now + this.opts.leaseMs, `claimed by ${this.workerId}`, BUS_TOPIC, now, this.opts.batchSize],
-    };
+    return claimOutbox(this.db.dialect, {
+      topic: BUS_TOPIC,
+      now,
+      leaseUntil: now + this.opts.leaseMs,
+      claimedBy: `claimed by ${this.workerId}`,
+      limit: this.opts.batchSize,
+    });
   }
 
   private async process(row: ClaimedRow): Promise<void> {
@@ -241,16 +233,15 @@ export class Relay {
       const delay = Math.min(1000 * 2 ** (attempts - 1), this.opts.maxBackoffMs);
       this.opts.logger?.warn({ err, eventId: row.event_id, attempts, dead }, 'outbox subscriber failed');
       await this.db
-        .query({
-          text: `UPDATE outbox SET status = $1, attempts = $2, available_at = $3, lease_until = NULL, last_error = $4 WHERE id = $5`,
-          values: [
-            dead ? 'dead' : 'pending',
+        .query(
+          releaseOutboxRow({
+            id: row.id,
+            status: dead ? 'dead' : 'pending',
             attempts,
-            this.opts.now() + delay,
-            String((err as Error)?.message ?? err).slice(0, 500),
-            row.id,
-          ],
-        })
+            availableAt: this.opts.now() + delay,
+            error: String((err as Error)?.message ?? err).slice(0, 500),
+          }),
+        )
         .catch(() => {
           // The store is down: the lease runs out and the row is claimed again later.
         });

@@ -156,3 +156,102 @@ export function deleteOutboxRows(ids: readonly number[]): Sql {
     values: [...ids],
   };
 }
+
+/** The outbox rows not parked as `dead`: the relay's backlog (the `outbox_depth` gauge). */
+export function countOpenOutbox(): Sql {
+  return { text: "SELECT COUNT(*) AS n FROM outbox WHERE status <> 'dead'" };
+}
+
+/** The most relay attempts any outbox row of each event has had (an event has one row per topic). */
+export function selectOutboxAttempts(eventIds: readonly string[]): Sql {
+  return {
+    text: `SELECT event_id, MAX(attempts) AS attempts FROM outbox
+            WHERE event_id IN (${eventIds.map((_, i) => `$${i + 1}`).join(', ')}) GROUP BY event_id`,
+    values: [...eventIds],
+  };
+}
+
+/**
+ * The relay's claim: only the oldest open row of a correlation can be claimed, so a later event never
+ * overtakes an earlier one, even across processes (PostgreSQL: `SKIP LOCKED` lets replicas claim side
+ * by side). The event's type comes back with the row: a row no subscriber accepts needs no body read.
+ */
+export function claimOutbox(
+  dialect: Dialect,
+  c: { topic: string; now: number; leaseUntil: number; claimedBy: string; limit: number },
+): Sql {
+  const lock = dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
+  return {
+    text: `UPDATE outbox SET status = 'claimed', lease_until = $1, last_error = $2
+             WHERE id IN (
+               SELECT o.id FROM outbox o
+               WHERE o.topic = $3
+                 AND ((o.status = 'pending' AND o.available_at <= $4) OR (o.status = 'claimed' AND o.lease_until < $4))
+                 AND NOT EXISTS (
+                   SELECT 1 FROM outbox p
+                   WHERE p.correlation_id = o.correlation_id AND p.id < o.id AND p.status IN ('pending', 'claimed'))
+               ORDER BY o.id LIMIT $5 ${lock})
+             RETURNING id, event_id, attempts,
+               (SELECT e.type FROM events e WHERE e.event_id = outbox.event_id) AS type`,
+    values: [c.leaseUntil, c.claimedBy, c.topic, c.now, c.limit],
+  };
+}
+
+/** A subscriber failed on the row: back to `pending` after a delay, or parked as `dead`. */
+export function releaseOutboxRow(r: {
+  id: number;
+  status: 'pending' | 'dead';
+  attempts: number;
+  availableAt: number;
+  error: string;
+}): Sql {
+  return {
+    text: `UPDATE outbox SET status = $1, attempts = $2, available_at = $3, lease_until = NULL, last_error = $4 WHERE id = $5`,
+    values: [r.status, r.attempts, r.availableAt, r.error, r.id],
+  };
+}
+
+/** Records that `consumer` handled the event; no row back when it already had. */
+export function insertInbox(consumer: string, eventId: string, now: number): Sql {
+  return {
+    text: `INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)
+           ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id`,
+    values: [consumer, eventId, now],
+  };
+}
+
+export function selectInbox(consumer: string, eventId: string): Sql {
+  return {
+    text: 'SELECT 1 AS x FROM inbox WHERE consumer = $1 AND event_id = $2',
+    values: [consumer, eventId],
+  };
+}
+
+export function insertVaultPayload(r: {
+  ref: string;
+  tenantId: string;
+  digest: string;
+  iv: Buffer;
+  tag: Buffer;
+  ciphertext: Buffer;
+  keyId: string;
+  createdAt: number;
+  expiresAt: number | null;
+}): Sql {
+  return {
+    text: `INSERT INTO vault (ref, tenant_id, digest, iv, tag, ciphertext, key_id, created_at, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    values: [r.ref, r.tenantId, r.digest, r.iv, r.tag, r.ciphertext, r.keyId, r.createdAt, r.expiresAt],
+  };
+}
+
+export function selectVaultPayload(ref: string): Sql {
+  return { text: 'SELECT iv, tag, ciphertext, expires_at FROM vault WHERE ref = $1', values: [ref] };
+}
+
+export function deleteExpiredVaultPayloads(now: number): Sql {
+  return {
+    text: 'DELETE FROM vault WHERE expires_at IS NOT NULL AND expires_at <= $1 RETURNING ref',
+    values: [now],
+  };
+}

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { bytesDigest, newId } from '../envelope/index.js';
 import type { Db } from '../store/port.js';
+import * as q from './sql.js';
 
 const KEY_BYTES = 32;
 const IV_BYTES = 12; // the GCM nonce size NIST SP 800-38D recommends
@@ -42,31 +43,28 @@ export class Vault {
     const tag = cipher.getAuthTag();
     const digest = bytesDigest(bytes);
     const now = this.now();
-    await (opts.db ?? this.db).query({
-      text: `INSERT INTO vault (ref, tenant_id, digest, iv, tag, ciphertext, key_id, created_at, expires_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      values: [
+    await (opts.db ?? this.db).query(
+      q.insertVaultPayload({
         ref,
-        opts.tenantId,
+        tenantId: opts.tenantId,
         digest,
         iv,
         tag,
         ciphertext,
-        this.keyId,
-        now,
-        opts.ttlMs ? now + opts.ttlMs : null,
-      ],
-    });
+        keyId: this.keyId,
+        createdAt: now,
+        expiresAt: opts.ttlMs ? now + opts.ttlMs : null,
+      }),
+    );
     return { ref, digest };
   }
 
   /** The plaintext, or undefined when the ref is unknown or expired. Throws when the ciphertext was tampered with. */
   async get(ref: string, db: Db = this.db): Promise<Buffer | undefined> {
     const row = (
-      await db.query<{ iv: Buffer; tag: Buffer; ciphertext: Buffer; expires_at: number | null }>({
-        text: 'SELECT iv, tag, ciphertext, expires_at FROM vault WHERE ref = $1',
-        values: [ref],
-      })
+      await db.query<{ iv: Buffer; tag: Buffer; ciphertext: Buffer; expires_at: number | null }>(
+        q.selectVaultPayload(ref),
+      )
     )[0];
     if (!row) return undefined;
     if (row.expires_at !== null && Number(row.expires_at) <= this.now()) return undefined;
@@ -78,10 +76,7 @@ export class Vault {
 
   /** Deletes payloads past their retention; returns how many. */
   async purgeExpired(): Promise<number> {
-    const rows = await this.db.query({
-      text: 'DELETE FROM vault WHERE expires_at IS NOT NULL AND expires_at <= $1 RETURNING ref',
-      values: [this.now()],
-    });
+    const rows = await this.db.query(q.deleteExpiredVaultPayloads(this.now()));
     return rows.length;
   }
 }

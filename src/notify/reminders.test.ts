@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects } from '../../test/support/db.js';
 import { type TestApp, testApp } from '../../test/support/server.js';
+import { approvalsModule } from '../approvals/module.js';
 import { coreModule } from '../server/core-routes.js';
 import { type NotifyModule, notifyModule } from './module.js';
 import { recordingDeliveries } from './testing.js';
@@ -23,7 +24,8 @@ describe.each(await dialects())('approval reminders on %s', (dialect) => {
     t = await testApp({
       dialect,
       now: () => clock,
-      modules: [coreModule(() => []), notify],
+      // The approvals service (no expiry worker: the clock is moved by hand) lists what is expiring.
+      modules: [coreModule(() => []), approvalsModule({ expiryWorker: false }), notify],
       config: {
         channels: { phone: { type: 'ntfy', url: 'https://ntfy.example', topic: 'agents' } },
         routes: [{ match: 'true', channels: ['phone'] }],

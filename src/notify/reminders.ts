@@ -1,4 +1,3 @@
-import type { Envelope } from '../envelope/index.js';
 import type { Services } from '../kernel/module.js';
 import type { NotifyConfig } from './config.js';
 import { approvalActions } from './links.js';
@@ -7,9 +6,8 @@ import type { Notifier } from './service.js';
 import * as q from './sql.js';
 
 /**
- * Issue 6: "a pending approval is re-announced before it expires". Approvals are read straight from
- * the `approvals` table (read-only): the `ApprovalService` port has no "expiring soon" query, and one
- * indexed SELECT (`approvals_state_expires`) per poll is cheaper than listing every pending approval.
+ * Issue 6: "a pending approval is re-announced before it expires". The approvals module lists the
+ * pending approvals expiring soon (`ApprovalService.expiring`, one indexed SELECT per poll);
  * `notify_reminders` remembers which approvals were re-announced, so each gets at most one reminder,
  * also when several replicas poll at once (the INSERT claims it).
  */
@@ -21,13 +19,22 @@ const REMINDER_BATCH = 50;
 
 export async function remindExpiring(services: Services, n: Notifier, cfg: NotifyConfig): Promise<number> {
   if (cfg.reannounce_before_seconds === 0) return 0;
+  const approvals = services.approvals;
+  if (!approvals?.expiring) return 0;
   const now = services.now();
-  const rows = await services.db.query<q.ExpiringApproval>(
-    q.expiringApprovals(now, now + cfg.reannounce_before_seconds * 1000, REMINDER_BATCH),
+  const reminded = new Set(
+    (await services.db.query<{ approval_id: string }>(q.remindedApprovals(now))).map((r) => r.approval_id),
   );
+  // Asking for as many more as were reminded already leaves a full batch once those are skipped.
+  const expiring = await approvals.expiring(
+    now,
+    now + cfg.reannounce_before_seconds * 1000,
+    REMINDER_BATCH + reminded.size,
+  );
+  const rows = expiring.filter((a) => !reminded.has(a.id)).slice(0, REMINDER_BATCH);
   let sent = 0;
   for (const row of rows) {
-    const expiresAt = Number(row.expires_at);
+    const expiresAt = row.expires_at;
     const task = row.task_id ? await services.tasks?.get(row.task_id) : undefined;
     const actions = await approvalActions(services, row.id);
     const who = {
@@ -46,13 +53,10 @@ export async function remindExpiring(services: Services, n: Notifier, cfg: Notif
     sent += await services.db.tx(async (tx) => {
       const [claimed] = await tx.query(q.claimReminder(row.id, expiresAt, now));
       if (!claimed) return 0;
-      const [ev] = await tx.query<{ body: string }>({
-        text: 'SELECT body FROM events WHERE event_id = $1',
-        values: [row.request_event_id],
-      });
+      const requested = await services.log.get(row.request_event_id, tx);
       // Without its request event there is nothing to hang the reminder's causation on: skip it, once.
-      if (!ev) return 0;
-      const cause = JSON.parse(ev.body) as Envelope;
+      if (!requested) return 0;
+      const cause = requested.envelope;
       const out = await n.dispatch(tx, draft, cause, 'high', task?.owner ?? '', {
         reminder: true,
         approval_id: row.id,

@@ -383,11 +383,7 @@ export class Notifier {
   }
 
   private async eventById(tx: Db, id: string): Promise<Envelope | undefined> {
-    const [row] = await tx.query<{ body: string }>({
-      text: 'SELECT body FROM events WHERE event_id = $1',
-      values: [id],
-    });
-    return row ? (JSON.parse(row.body) as Envelope) : undefined;
+    return (await this.s.log.get(id, tx))?.envelope;
   }
 
   private reportedEvent(

@@ -85,25 +85,14 @@ export function getFallback(deliveryId: string) {
   };
 }
 
-export interface ExpiringApproval {
-  id: string;
-  action: string;
-  reason: string;
-  task_id: string | null;
-  requested_by: string;
-  request_event_id: string;
-  expires_at: number | string;
-}
-
-/** Pending approvals that expire within (now, until] and were not re-announced yet (read-only on `approvals`). */
-export function expiringApprovals(now: number, until: number, limit: number) {
+/**
+ * Approvals already re-announced that have not expired yet: the ones a poll must skip. A reminder row
+ * keeps its approval's `expires_at`, so this stays as small as the reminder window.
+ */
+export function remindedApprovals(now: number) {
   return {
-    text: `SELECT a.id, a.action, a.reason, a.task_id, a.requested_by, a.request_event_id, a.expires_at
-           FROM approvals a
-           WHERE a.state = 'pending' AND a.expires_at > $1 AND a.expires_at <= $2
-             AND NOT EXISTS (SELECT 1 FROM notify_reminders r WHERE r.approval_id = a.id)
-           ORDER BY a.expires_at LIMIT $3`,
-    values: [now, until, limit],
+    text: 'SELECT approval_id FROM notify_reminders WHERE expires_at > $1',
+    values: [now],
   };
 }
 

@@ -92,12 +92,9 @@ export class Replies {
     const destination = typeof s.destination === 'string' ? s.destination : undefined;
     if (!providerId || !destination || !event.causation_id) return;
     if (!channelTypes.includes(String(s.channel))) return;
-    const [row] = await this.s.db.query<{ body: string }>({
-      text: 'SELECT body FROM events WHERE event_id = $1',
-      values: [event.causation_id],
-    });
-    if (!row) return;
-    const sent = JSON.parse(row.body) as Envelope;
+    const stored = await this.s.log.get(event.causation_id);
+    if (!stored) return;
+    const sent = stored.envelope;
     const reply = sent.redacted_summary.reply as Partial<ReplyTarget> | undefined;
     if (
       sent.type !== 'agent.notification.sent' ||

@@ -41,10 +41,8 @@ export function coreModule(modules: () => Module[]): Module {
             throw new AppError('unauthorized', 'metrics are served to loopback callers or an admin key');
           if (principal.role !== 'admin') throw new AppError('forbidden', 'metrics need an admin key');
         }
-        const pending = await s.db
-          .query<{ n: number }>({ text: "SELECT COUNT(*) AS n FROM outbox WHERE status <> 'dead'" })
-          .catch(() => []);
-        if (pending[0]) s.metrics.outboxDepth.set(Number(pending[0].n));
+        const pending = await s.log.outboxDepth().catch(() => undefined);
+        if (pending !== undefined) s.metrics.outboxDepth.set(pending);
         return c.body(await s.metrics.registry.metrics(), 200, {
           'content-type': s.metrics.registry.contentType,
         });

@@ -113,6 +113,20 @@ export interface ApprovalService {
     id: string,
     baseUrl: string,
   ): Promise<{ pageUrl: string; approveUrl: string; rejectUrl: string }>;
+  /** Pending approvals that expire within (after, until], soonest first: notify re-announces them. */
+  expiring?(after: number, until: number, limit: number): Promise<ExpiringApproval[]>;
+}
+
+/** What a reminder of a soon-expiring approval says, and the request event it is caused by. */
+export interface ExpiringApproval {
+  id: string;
+  action: string;
+  reason: string;
+  task_id: string | null;
+  requested_by: string;
+  request_event_id: string;
+  /** Milliseconds since the epoch. */
+  expires_at: number;
 }
 
 /** A2A-aligned task states (docs/ARCHITECTURE.md, task lifecycle). */
