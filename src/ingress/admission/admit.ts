@@ -10,6 +10,7 @@ import type { LoopConfig } from './config.js';
 import type { FetchConfig, FetchOutcome } from './fetch.js';
 import { botActor, markerDepth } from './loop.js';
 import { loadPayload } from './payload.js';
+import { lockAdmission } from '../sql.js';
 import { countSince, countTenantSince, findWaiting, hasActive, insertRun, replaceEvent } from './runs.js';
 import type { CompiledTrigger } from './triggers.js';
 
@@ -71,8 +72,7 @@ export async function admit(deps: AdmissionDeps, event: Envelope): Promise<Decis
       ADMISSION_CONSUMER,
       event.event_id,
       async (tx) => {
-        if (tx.dialect === 'postgres')
-          await tx.query({ text: 'SELECT pg_advisory_xact_lock($1)', values: [ADMISSION_LOCK] });
+        if (tx.dialect === 'postgres') await tx.query(lockAdmission(ADMISSION_LOCK));
         const delivery = await getDelivery(tx, facts.source, facts.delivery_id);
         // A replay or a re-accepted redelivery moved the delivery on to a newer event: that one decides.
         if (!delivery || delivery.event_id !== event.event_id) return [];

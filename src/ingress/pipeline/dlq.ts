@@ -1,7 +1,7 @@
 import { AppError } from '../../errors/index.js';
 import { requireRole } from '../../kernel/auth.js';
 import type { App, Services } from '../../kernel/module.js';
-import type { Db } from '../../store/port.js';
+import * as q from '../sql.js';
 
 /**
  * `GET /v1/ingress/dlq` (admin): deliveries whose admission or launch failed, with why, how often it
@@ -43,22 +43,18 @@ interface Row {
   event_id: string;
   event_name: string | null;
   accepted: number;
-  attempts: number | null;
   last_error: string | null;
   received_at: number;
   processed_at: number | null;
 }
 
-export async function listDlq(db: Db, opts: { source?: string; limit: number }): Promise<DlqEntry[]> {
-  const rows = await db.query<Row>({
-    text: `SELECT d.source, d.delivery_id, d.event_id, d.event_name, d.accepted, d.last_error, d.received_at, d.processed_at,
-                  (SELECT MAX(o.attempts) FROM outbox o WHERE o.event_id = d.event_id) AS attempts
-             FROM ingress_deliveries d
-            WHERE d.status = 'failed' AND ($1 = '' OR d.source = $1)
-            ORDER BY d.received_at DESC, d.delivery_id
-            LIMIT $2`,
-    values: [opts.source ?? '', opts.limit],
-  });
+/** Failed deliveries from the ingress table; how often the relay tried each event comes from the log. */
+export async function listDlq(
+  services: Pick<Services, 'db' | 'log'>,
+  opts: { source?: string; limit: number },
+): Promise<DlqEntry[]> {
+  const rows = await services.db.query<Row>(q.selectFailedDeliveries(opts.source ?? '', opts.limit));
+  const attempts = await services.log.outboxAttempts([...new Set(rows.map((r) => r.event_id))]);
   return rows.map((r) => ({
     source: r.source,
     delivery_id: r.delivery_id,
@@ -66,7 +62,7 @@ export async function listDlq(db: Db, opts: { source?: string; limit: number }):
     event: r.event_name,
     classification: classify(r.last_error),
     accepted: Number(r.accepted),
-    attempts: Number(r.attempts ?? 0),
+    attempts: attempts.get(r.event_id) ?? 0,
     last_error: r.last_error,
     received_at: new Date(Number(r.received_at)).toISOString(),
     failed_at: r.processed_at === null ? null : new Date(Number(r.processed_at)).toISOString(),
@@ -79,7 +75,7 @@ export function dlqRoute(app: App, services: Services): void {
     if (limit !== undefined && (!/^\d{1,4}$/.test(limit) || Number(limit) < 1 || Number(limit) > MAX_LIMIT))
       throw new AppError('bad_request', `\`limit\` is a whole number from 1 to ${MAX_LIMIT}`);
     const source = c.req.query('source');
-    const entries = await listDlq(services.db, {
+    const entries = await listDlq(services, {
       ...(source ? { source } : {}),
       limit: limit ? Number(limit) : DEFAULT_LIMIT,
     });
