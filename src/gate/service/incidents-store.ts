@@ -1,6 +1,7 @@
 import { monotonicFactory } from 'ulid';
 import type { Db } from '../../store/port.js';
 import type { CapabilityClaims } from '../capability.js';
+import * as q from '../sql.js';
 
 export type RevocationScope = 'capability' | 'task' | 'agent' | 'tenant';
 export type FreezeScope = 'agent' | 'tenant';
@@ -41,6 +42,8 @@ interface FreezeRow {
 
 /** The id catalogue has no revocation kind yet; `rvk_` + ULID keeps the same shape. */
 const ulid = monotonicFactory();
+/** The incidents list shows this many revocations, newest first: the history only grows. */
+const LISTED_REVOCATIONS = 500;
 const iso = (ms: number | string) => new Date(Number(ms)).toISOString();
 
 /** The incident tables: revocations (history, append-only) and freezes (one row while frozen). */
@@ -59,11 +62,7 @@ export class IncidentStore {
       revoked_by: r.by,
       reason: r.reason ?? null,
     };
-    await tx.query({
-      text: `INSERT INTO capability_revocations (id, scope, value, revoked_at, revoked_by, reason)
-             VALUES ($1, $2, $3, $4, $5, $6)`,
-      values: [row.id, row.scope, row.value, row.revoked_at, row.revoked_by, row.reason],
-    });
+    await tx.query(q.insertRevocation({ ...row, revoked_at: r.now }));
     return toRevocation(row);
   }
 
@@ -73,14 +72,15 @@ export class IncidentStore {
    * second as the revocation counts as revoked: the safe side of the rounding).
    */
   async isRevoked(claims: CapabilityClaims): Promise<boolean> {
-    const rows = await this.db.query<{ n: number }>({
-      text: `SELECT 1 AS n FROM capability_revocations
-             WHERE revoked_at >= $1 AND (
-               (scope = 'capability' AND value = $2) OR (scope = 'task' AND value = $3)
-               OR (scope = 'agent' AND value = $4) OR (scope = 'tenant' AND value = $5))
-             LIMIT 1`,
-      values: [claims.iat * 1000, claims.jti, claims.task ?? '', claims.agent ?? '', claims.tenant],
-    });
+    const rows = await this.db.query<{ n: number }>(
+      q.selectCoveringRevocation({
+        since: claims.iat * 1000,
+        capabilityId: claims.jti,
+        task: claims.task ?? '',
+        agent: claims.agent ?? '',
+        tenant: claims.tenant,
+      }),
+    );
     return rows.length > 0;
   }
 
@@ -89,40 +89,26 @@ export class IncidentStore {
     tx: Db,
     f: { scope: FreezeScope; value: string; by: string; reason?: string; now: number },
   ): Promise<boolean> {
-    const rows = await tx.query({
-      text: `INSERT INTO freezes (scope, value, frozen_at, frozen_by, reason) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (scope, value) DO NOTHING RETURNING scope`,
-      values: [f.scope, f.value, f.now, f.by, f.reason ?? null],
-    });
+    const rows = await tx.query(
+      q.insertFreeze({ scope: f.scope, value: f.value, now: f.now, by: f.by, reason: f.reason ?? null }),
+    );
     return rows.length > 0;
   }
 
   /** Returns whether a freeze was lifted (false: it was not frozen). */
   async unfreeze(tx: Db, f: { scope: FreezeScope; value: string }): Promise<boolean> {
-    const rows = await tx.query({
-      text: 'DELETE FROM freezes WHERE scope = $1 AND value = $2 RETURNING scope',
-      values: [f.scope, f.value],
-    });
+    const rows = await tx.query(q.deleteFreeze(f.scope, f.value));
     return rows.length > 0;
   }
 
   async isFrozen(tenant: string, agent: string | null): Promise<boolean> {
-    const rows = await this.db.query<{ n: number }>({
-      text: `SELECT 1 AS n FROM freezes
-             WHERE (scope = 'tenant' AND value = $1) OR (scope = 'agent' AND value = $2) LIMIT 1`,
-      values: [tenant, agent ?? ''],
-    });
+    const rows = await this.db.query<{ n: number }>(q.selectFreezeOf(tenant, agent ?? ''));
     return rows.length > 0;
   }
 
   async list(): Promise<{ freezes: Freeze[]; revocations: Revocation[] }> {
-    const freezes = await this.db.query<FreezeRow>({
-      text: 'SELECT scope, value, frozen_at, frozen_by, reason FROM freezes ORDER BY frozen_at, scope, value',
-    });
-    const revocations = await this.db.query<RevocationRow>({
-      text: `SELECT id, scope, value, revoked_at, revoked_by, reason FROM capability_revocations
-             ORDER BY revoked_at DESC, id DESC LIMIT 500`,
-    });
+    const freezes = await this.db.query<FreezeRow>(q.selectFreezes());
+    const revocations = await this.db.query<RevocationRow>(q.selectRecentRevocations(LISTED_REVOCATIONS));
     return {
       freezes: freezes.map((f) => ({ ...f, frozen_at: iso(f.frozen_at) })),
       revocations: revocations.map(toRevocation),
