@@ -212,3 +212,20 @@ export function toView(row: TaskRow): TaskView {
 function iso(ms: number): string {
   return new Date(Number(ms)).toISOString();
 }
+
+/**
+ * The supervisor's leadership (PostgreSQL only): a session advisory lock, held on a dedicated
+ * connection for as long as this replica leads (supervisor.ts, `AdvisoryLock`).
+ */
+export function tryLeadership(key: number): Sql {
+  return { text: 'SELECT pg_try_advisory_lock($1) AS ok', values: [key] };
+}
+
+/** Whether the leader's connection still answers: a dead one has lost the lock without saying so. */
+export function leadershipAlive(): Sql {
+  return { text: 'SELECT 1' };
+}
+
+export function releaseLeadership(key: number): Sql {
+  return { text: 'SELECT pg_advisory_unlock($1)', values: [key] };
+}

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Envelope, EnvelopeInput } from '../envelope/index.js';
-import type { Db } from '../store/port.js';
+import type { Db, Sql } from '../store/port.js';
 import { one } from '../store/port.js';
 import { PostgresDb } from '../store/postgres.js';
 import { taskEvent } from './events.js';
@@ -111,6 +111,11 @@ export function defaultLeadership(db: Db): Leadership {
 
 type PoolClient = pg.PoolClient;
 
+/** The lock lives on a connection of its own, outside the `Db` port: the statement goes to it directly. */
+function run<T extends pg.QueryResultRow = pg.QueryResultRow>(client: PoolClient, stmt: Sql) {
+  return client.query<T>(stmt.text, stmt.values ? [...stmt.values] : undefined);
+}
+
 /**
  * Only one replica supervises. The lock is session-scoped, so it lives on a dedicated connection held
  * for as long as this replica leads; if that connection dies, PostgreSQL frees the lock and another
@@ -129,7 +134,7 @@ export class AdvisoryLock implements Leadership {
       // A dead connection has lost the lock without telling us: check before acting as leader.
       const held = this.client;
       try {
-        await held.query('SELECT 1');
+        await run(held, q.leadershipAlive());
         return true;
       } catch {
         this.lost(held);
@@ -137,7 +142,7 @@ export class AdvisoryLock implements Leadership {
     }
     const client = await this.db.pool.connect();
     try {
-      const res = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [this.key]);
+      const res = await run<{ ok: boolean }>(client, q.tryLeadership(this.key));
       if (res.rows[0]?.ok !== true) {
         client.release();
         return false;
@@ -156,7 +161,7 @@ export class AdvisoryLock implements Leadership {
     if (!client) return;
     this.client = undefined;
     try {
-      await client.query('SELECT pg_advisory_unlock($1)', [this.key]);
+      await run(client, q.releaseLeadership(this.key));
       client.release();
     } catch {
       client.release(true);
