@@ -34,6 +34,32 @@ describe.each(DIALECTS)('event log on %s', (dialect) => {
     expect(Number(outbox[0]!.n)).toBe(5);
   });
 
+  it('answers its head seq, its outbox depth and the relay attempts of each event, without a caller reading its tables', async () => {
+    const log = await logWith(3);
+    expect(await log.lastSeq()).toBe(3);
+    expect(await log.outboxDepth()).toBe(3);
+    const [first, second] = await log.list({ limit: 2 });
+    await store.db.query({
+      text: `UPDATE outbox SET status = 'dead', attempts = 25 WHERE event_id = $1`,
+      values: [first!.envelope.event_id],
+    });
+    expect(await log.outboxDepth()).toBe(2);
+    const attempts = await log.outboxAttempts([
+      first!.envelope.event_id,
+      second!.envelope.event_id,
+      'evt_gone',
+    ]);
+    expect(Object.fromEntries(attempts)).toEqual({
+      [first!.envelope.event_id]: 25,
+      [second!.envelope.event_id]: 0,
+    });
+    expect((await log.outboxAttempts([])).size).toBe(0);
+  });
+
+  it('has head seq 0 while empty', async () => {
+    expect(await (await logWith(0)).lastSeq()).toBe(0);
+  });
+
   it('rolls back the event when the caller’s transaction fails, leaving no outbox row behind', async () => {
     const log = await logWith(1);
     await expect(
