@@ -5,11 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { deliveryConfigSchema, deliveryPolicies } from '../src/delivery/config.js';
-import { createGuardedDispatcher } from '../src/delivery/dispatcher.js';
 import { DeliveryEngine, ENGINE_DEFAULTS } from '../src/delivery/engine/engine.js';
 import { createDeliveryService } from '../src/delivery/engine/service.js';
-import { generateWebhookSecret, signWebhook, webhookTimestamp } from '../src/delivery/sign.js';
-import { compileEgressPolicy } from '../src/delivery/ssrf.js';
+import { createEgress, generateWebhookSecret, signWebhook, webhookTimestamp } from '../src/egress/index.js';
 import { newId } from '../src/envelope/index.js';
 import { EventLog } from '../src/log/log.js';
 import { migrate } from '../src/store/migrate.js';
@@ -133,13 +131,13 @@ async function durable(
       }
     });
   }
-  const dispatcher = createGuardedDispatcher(compileEgressPolicy(['127.0.0.1']));
+  const egress = createEgress({ allow: ['127.0.0.1'] });
   const engine = new DeliveryEngine({
     db,
     log,
     channels: () => channels,
     policies,
-    dispatcher,
+    egress,
     secret: (name) => (name === 'HOOK_SECRET' ? secret : undefined),
     now: Date.now,
   });
@@ -148,7 +146,7 @@ async function durable(
   await rx.waitFor(N);
   const rate = N / ((performance.now() - start) / 1000);
   await engine.stop();
-  await dispatcher.close();
+  await egress.close();
   const latencies = [...rx.arrivals].map(([id, at]) => at - (enqueuedAt.get(id) ?? at));
   const { p50, p99 } = summarize(latencies);
   return { rate, p50, p99 };
@@ -163,13 +161,13 @@ async function paced(db: Db, rx: Receiver, secret: string): Promise<{ p50: numbe
   const log = new EventLog(db, DEFAULTS);
   const channels = { hook: { type: 'webhook', url: `${rx.url}/hook`, secret_env: 'HOOK_SECRET' } };
   const policies = deliveryPolicies(deliveryConfigSchema.parse({}));
-  const dispatcher = createGuardedDispatcher(compileEgressPolicy(['127.0.0.1']));
+  const egress = createEgress({ allow: ['127.0.0.1'] });
   const engine = new DeliveryEngine({
     db,
     log,
     channels: () => channels,
     policies,
-    dispatcher,
+    egress,
     secret: (name) => (name === 'HOOK_SECRET' ? secret : undefined),
     now: Date.now,
   });
@@ -195,7 +193,7 @@ async function paced(db: Db, rx: Receiver, secret: string): Promise<{ p50: numbe
   }
   await rx.waitFor(total);
   await engine.stop();
-  await dispatcher.close();
+  await egress.close();
   return summarize([...rx.arrivals].map(([id, at]) => at - (enqueuedAt.get(id) ?? at)));
 }
 

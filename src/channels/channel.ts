@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { PostAnswer, PostRequest } from '../egress/index.js';
 
 /**
  * One structured notification. The model fills this structure (through `report_progress` /
@@ -44,21 +45,11 @@ export interface ApprovalActions {
   approvalId: string;
 }
 
-export interface HttpRequest {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-  timeoutMs?: number;
-}
+/** A channel's request and the provider's answer are egress's post shapes (`src/egress/egress.ts`). */
+export type HttpRequest = PostRequest;
+export type HttpResponse = PostAnswer;
 
-export interface HttpResponse {
-  status: number;
-  /** Lower-case header names. */
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** The one way a channel reaches the network; the delivery engine injects its SSRF-guarded sender. */
+/** The one way a channel reaches the network; the delivery engine injects egress's guarded `post`. */
 export type HttpPost = (req: HttpRequest) => Promise<HttpResponse>;
 
 /** HTTP 200 is not delivery: every channel maps the provider's business result onto this. */
@@ -148,11 +139,6 @@ export class ChannelConfigError extends Error {
 
 /**
  * Thrown by an `HttpPost` or `SmtpTransport` that refuses the target (the egress policy): no retry
- * reaches a blocked address, so `send` maps it to `dead`. Its message must be secret-free.
+ * reaches a blocked address, so `send` maps it to `dead`. Egress defines it; channels re-export it.
  */
-export class TargetRefusedError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TargetRefusedError';
-  }
-}
+export { TargetRefusedError } from '../egress/index.js';

@@ -1,14 +1,13 @@
-/** The channels module: one folder per kind, the registry, config checks and the production senders. */
+/** The channels module: one folder per kind, the registry, config checks and the guarded SMTP transport. */
 export * from './channel.js';
 export { type ChannelProblem, type ConfiguredChannel, checkChannels, parseChannels } from './config.js';
 export { SEND_TIMEOUT_MS } from './http.js';
-export { guardedPost, guardedSmtp } from './post.js';
 export { type AnyChannelKind, CHANNEL_KINDS, type ChannelType, channelKind } from './registry.js';
 export { labels, stripMassMentions, truncate } from './text.js';
 export { alertmanager } from './alertmanager/index.js';
 export { dingtalk } from './dingtalk/index.js';
 export { discord } from './discord/index.js';
-export { createSmtpTransport, email, type SmtpOptions } from './email/index.js';
+export { createSmtpTransport, email, guardedSmtp, type SmtpOptions } from './email/index.js';
 export { feishu, feishuSign } from './feishu/index.js';
 export { dingtalkSign } from './dingtalk/index.js';
 export { ntfy } from './ntfy/index.js';

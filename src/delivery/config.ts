@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type BreakerConfig, DEFAULT_BREAKER } from './breaker.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS } from './http.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS } from '../egress/index.js';
 import { DEFAULT_RATE, type RateConfig } from './ratelimit.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isEventType } from '../envelope/catalogue.js';
 import { BODY_EXCERPT_CHARS, attemptRecord } from './events.js';
-import type { SendResult } from './http.js';
+import type { SendResult } from '../egress/index.js';
 import { classify } from './retry.js';
 
 const mid = () => 0.5;

@@ -1,5 +1,5 @@
 import type { EventType } from '../envelope/catalogue.js';
-import type { SendResult } from './http.js';
+import type { SendResult } from '../egress/index.js';
 import type { Outcome } from './retry.js';
 
 /**

@@ -1,14 +1,12 @@
-import type { Dispatcher } from 'undici';
 import { guardedSmtp } from '../channels/index.js';
+import { createEgress, type Egress, type EgressOptions } from '../egress/index.js';
 import { AppError } from '../errors/index.js';
 import type { Module, Services } from '../kernel/module.js';
 import { type DeliveryConfig, deliveryConfigSchema, deliveryPolicies } from './config.js';
-import { createGuardedDispatcher } from './dispatcher.js';
 import { type ChannelEntry, DeliveryEngine, type EngineOptions } from './engine/engine.js';
 import { deliveryMetrics } from './engine/metrics.js';
 import { deliveryRoutes } from './engine/routes.js';
 import { createDeliveryService, type DeliveryService } from './engine/service.js';
-import { compileEgressPolicy } from './ssrf.js';
 
 export type {
   DeliveryService,
@@ -28,8 +26,8 @@ export interface DeliveryModuleOptions {
   env?: NodeJS.ProcessEnv;
   /** Engine tuning: batch size, loops, poll interval, lease. */
   engine?: Pick<EngineOptions, 'batchSize' | 'loops' | 'pollMs' | 'leaseMs' | 'random'>;
-  /** A dispatcher to send through instead of the guarded one built from `egress.allow`. */
-  dispatcher?: Dispatcher;
+  /** Overrides of the egress built from `egress.allow` (tests: loopback-only sockets, a fake dispatcher). */
+  egress?: Partial<Omit<EgressOptions, 'allow'>>;
 }
 
 export interface DeliveryModule extends Module {
@@ -49,18 +47,12 @@ function readConfig(services: Services, overrides: Partial<DeliveryConfig> = {})
 export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule {
   let service: DeliveryService | undefined;
   let engine: DeliveryEngine | undefined;
-  let dispatcher: Dispatcher | undefined;
-  let ownDispatcher = false;
+  let egress: Egress | undefined;
 
   const ensure = (s: Services): DeliveryService => {
     if (service) return service;
     const policies = deliveryPolicies(readConfig(s, opts.config));
-    const egress = compileEgressPolicy(s.config.egress.allow);
-    if (opts.dispatcher) dispatcher = opts.dispatcher;
-    else {
-      dispatcher = createGuardedDispatcher(egress);
-      ownDispatcher = true;
-    }
+    egress = createEgress({ ...opts.egress, allow: s.config.egress.allow });
     const env = opts.env ?? process.env;
     const channels = () => s.config.channels as Record<string, ChannelEntry>;
     const metrics = deliveryMetrics(s.metrics.registry, () => s.db);
@@ -72,7 +64,7 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       log: s.log,
       channels,
       policies,
-      dispatcher,
+      egress,
       smtp: guardedSmtp(egress),
       secret: (name) => env[name],
       now: s.now,
@@ -112,7 +104,7 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
     },
     async stop() {
       await engine?.stop();
-      if (ownDispatcher) await dispatcher?.close();
+      await egress?.close();
       service = undefined;
       engine = undefined;
     },

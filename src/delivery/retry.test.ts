@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SendResult } from './http.js';
+import type { SendResult } from '../egress/index.js';
 import {
   DEFAULT_RETRY_POLICY,
   DEFAULT_SCHEDULE_MS,

@@ -1,4 +1,4 @@
-import type { SendResult } from './http.js';
+import type { SendResult } from '../egress/index.js';
 
 /**
  * Retry policy as data, and the classification of one attempt into a closed outcome. Pure: time and

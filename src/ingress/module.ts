@@ -1,6 +1,6 @@
 import type { Module, Services } from '../kernel/module.js';
 import { admit } from './admission/admit.js';
-import { compileEgressPolicy, createGuardedDispatcher } from '../delivery/index.js';
+import { createEgress } from '../egress/index.js';
 import { fetchAuthoritative } from './admission/fetch.js';
 import { type LoopConfig, loopSchema, triggersSchema } from './admission/config.js';
 import { Launcher, TASK_TERMINAL_TYPES } from './admission/launcher.js';
@@ -75,7 +75,7 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
 
       // Re-reads go through the egress allow-list like every other outbound request.
       const fetchDeps = {
-        dispatcher: createGuardedDispatcher(compileEgressPolicy(services.config.egress.allow)),
+        egress: createEgress({ allow: services.config.egress.allow }),
         env: (name: string) => process.env[name],
       };
       const run = new Launcher(services, () => triggersById, opts.workers !== false);

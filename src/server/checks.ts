@@ -5,7 +5,7 @@ import { approvalsConfigSchema } from '../approvals/config.js';
 import { callbacksConfig } from '../callbacks/config.js';
 import { checkChannels } from '../channels/index.js';
 import { deliveryConfigSchema } from '../delivery/config.js';
-import { egressAllowProblems } from '../delivery/ssrf.js';
+import { egressAllowProblems } from '../egress/index.js';
 import { policyConfigSchema } from '../gate/config.js';
 import { checkIngressConfig } from '../ingress/config.js';
 import { notifyConfigProblems } from '../notify/config.js';

@@ -1,3 +1,4 @@
+import { TargetRefusedError } from '../egress/index.js';
 import { AppError } from '../errors/index.js';
 import type { LaunchRequest } from '../server/ports.js';
 import { type Poster, classifyHttpStatus, httpBody } from './http.js';
@@ -30,6 +31,14 @@ export async function launchHttp(
   try {
     status = (await poster({ url: a.url, headers, body: body.body })).status;
   } catch (err) {
+    // A target egress refuses is recorded as delivery records one: the reason and `blocked_reason`.
+    const blocked = err instanceof TargetRefusedError ? err.blocked : undefined;
+    if (blocked) {
+      const reason = `blocked (${blocked.reason}): ${blocked.detail}`;
+      return (
+        (await store.fail(row.id, ['submitted'], reason, null, { blocked_reason: blocked.reason })) ?? row
+      );
+    }
     const reason = `the POST to the endpoint failed: ${(err as Error).message}`;
     return (await store.fail(row.id, ['submitted'], reason)) ?? row;
   }

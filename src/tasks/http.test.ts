@@ -1,8 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { testEgress } from '../egress/testing.js';
 import type { LaunchRequest } from '../server/ports.js';
-import { classifyHttpStatus, fetchPoster, httpBody } from './http.js';
+import { classifyHttpStatus, egressPoster, httpBody } from './http.js';
 
 const req = {
   trusted: { repo: 'acme/widgets' },
@@ -42,7 +43,7 @@ describe('httpBody', () => {
   });
 });
 
-describe('fetchPoster', () => {
+describe('egressPoster', () => {
   it('POSTs the body with the headers and reports the status without following redirects', async () => {
     const seen: { method?: string; key?: string; body: string }[] = [];
     const server = createServer((r, res) => {
@@ -57,17 +58,20 @@ describe('fetchPoster', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
+    const egress = testEgress(['127.0.0.1']);
+    const post = egressPoster(egress);
     try {
       const headers = { 'content-type': 'application/json', 'idempotency-key': 'evt_1' };
-      expect(await fetchPoster({ url: `http://127.0.0.1:${port}/hook`, headers, body: '{}' })).toEqual({
+      expect(await post({ url: `http://127.0.0.1:${port}/hook`, headers, body: '{}' })).toEqual({
         status: 202,
       });
-      expect(await fetchPoster({ url: `http://127.0.0.1:${port}/moved`, headers, body: '{}' })).toEqual({
+      expect(await post({ url: `http://127.0.0.1:${port}/moved`, headers, body: '{}' })).toEqual({
         status: 302,
       });
       expect(seen[0]).toEqual({ method: 'POST', key: 'evt_1', body: '{}' });
       expect(seen).toHaveLength(2);
     } finally {
+      await egress.close();
       server.close();
     }
   });

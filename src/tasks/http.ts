@@ -1,7 +1,11 @@
+import type { Egress } from '../egress/index.js';
 import type { LaunchRequest } from '../server/ports.js';
 import { renderValue, trustedVars } from './template.js';
 
-/** Sends one POST; injected so the lead can route it through delivery's SSRF guard, and tests through a fake. */
+/**
+ * Sends one POST. In production it is `egressPoster` (the SSRF guard and `egress.allow`, like every
+ * outbound request); tests inject a fake. A refused target throws egress's `TargetRefusedError`.
+ */
 export type Poster = (req: {
   url: string;
   headers: Record<string, string>;
@@ -11,17 +15,12 @@ export type Poster = (req: {
 /** Ten seconds: an agent endpoint only has to accept the work, not do it. */
 export const HTTP_ACTION_TIMEOUT_MS = 10_000;
 
-export const fetchPoster: Poster = async (req) => {
-  const res = await fetch(req.url, {
-    method: 'POST',
-    headers: req.headers,
-    body: req.body,
-    redirect: 'manual',
-    signal: AbortSignal.timeout(HTTP_ACTION_TIMEOUT_MS),
+/** The production poster: egress's post adapter (no redirects followed: a 3xx is an answer). */
+export function egressPoster(egress: Pick<Egress, 'post'>): Poster {
+  return async (req) => ({
+    status: (await egress.post({ ...req, timeoutMs: HTTP_ACTION_TIMEOUT_MS })).status,
   });
-  await res.body?.cancel().catch(() => {});
-  return { status: res.status };
-};
+}
 
 /**
  * What a 2xx means: `202 Accepted` says the endpoint took the work and will carry on (the task stays

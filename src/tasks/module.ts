@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path';
 import { once } from '../log/inbox.js';
 import type { Module, Services } from '../kernel/module.js';
 import { type TasksConfig, type TasksConfigInput, parseTasksConfig } from './config.js';
-import { type Poster, fetchPoster } from './http.js';
+import { createEgress, type Egress } from '../egress/index.js';
+import { type Poster, egressPoster } from './http.js';
 import { taskRoutes } from './routes.js';
 import { TaskRunner } from './service.js';
 import { type Leadership, Supervisor } from './supervisor.js';
@@ -11,8 +12,10 @@ import { type Leadership, Supervisor } from './supervisor.js';
 export interface TasksModuleOptions {
   /** Overrides `services.config.tasks` (tests; until the lead wires the section into the schema). */
   config?: TasksConfigInput;
-  /** How `http` actions POST; default fetch. The lead may pass delivery's guarded poster. */
+  /** How `http` actions POST; default egress's post, built from `egress.allow` at start. */
   poster?: Poster;
+  /** The egress the default poster uses (tests: loopback-only sockets); default from `egress.allow`. */
+  egress?: Egress;
   /** Default: a fresh UUID per process start. */
   bootId?: string;
   /** Default: the PostgreSQL advisory lock (always leader on SQLite). */
@@ -39,6 +42,7 @@ const APPROVAL_EVENTS = new Set([
 export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
   let runner: TaskRunner | undefined;
   let supervisor: Supervisor | undefined;
+  let egress: Egress | undefined;
   return {
     name: 'tasks',
     get runner() {
@@ -52,6 +56,7 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
     },
     async start(s: Services) {
       const cfg = readConfig(s, opts.config);
+      egress = opts.egress ?? createEgress({ allow: s.config.egress.allow });
       runner = new TaskRunner({
         db: s.db,
         emit: (input, db) => s.emit(input, db),
@@ -61,7 +66,7 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
         config: cfg,
         workDir: resolve(cfg.work_dir ?? join(s.config.data_dir, 'tasks')),
         publicUrl: publicUrl(s),
-        poster: opts.poster ?? fetchPoster,
+        poster: opts.poster ?? egressPoster(egress),
         bootId: opts.bootId ?? randomUUID(),
         ...(opts.env ? { env: opts.env } : {}),
       });
@@ -92,6 +97,7 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
     async stop() {
       await supervisor?.stop();
       await runner?.stop();
+      if (!opts.egress) await egress?.close();
     },
   };
 }

@@ -103,10 +103,12 @@ export class TaskStore {
     from: readonly TaskState[],
     reason: string,
     exitCode: number | null = null,
+    /** More facts for the event's summary (an `http` action's `blocked_reason`). */
+    facts: Record<string, unknown> = {},
   ): Promise<q.TaskRow | undefined> {
     const set: q.TransitionSet =
       exitCode === null ? { error: reason } : { error: reason, exit_code: exitCode };
-    return this.move(id, from, 'failed', 'agent.task.failed', set, { reason, exit_code: exitCode });
+    return this.move(id, from, 'failed', 'agent.task.failed', set, { reason, exit_code: exitCode, ...facts });
   }
 
   async touch(

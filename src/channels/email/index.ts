@@ -41,4 +41,4 @@ export const email: ChannelKind<EmailConfig, SmtpMail, SmtpReply> = {
 };
 
 export { emailConfig, formatEmail, type EmailConfig };
-export { createSmtpTransport, dotStuff, type SmtpOptions, smtpSend } from './smtp.js';
+export { createSmtpTransport, dotStuff, guardedSmtp, type SmtpOptions, smtpSend } from './smtp.js';

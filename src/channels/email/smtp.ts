@@ -1,5 +1,6 @@
 import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import type { Egress } from '../../egress/index.js';
 import type { SmtpMail, SmtpReply, SmtpTransport } from '../channel.js';
 
 /**
@@ -214,3 +215,15 @@ async function transact(
 }
 
 export const smtpSend: SmtpTransport = createSmtpTransport();
+
+/**
+ * The SMTP transport the delivery engine uses: it connects only to the address `egress.resolveHost`
+ * vouched for (resolved and judged once, then dialled, so nothing can rebind it in between); TLS still
+ * verifies the certificate against the configured host name.
+ */
+export function guardedSmtp(
+  egress: Pick<Egress, 'resolveHost'>,
+  options: Omit<SmtpOptions, 'resolveHost'> = {},
+): SmtpTransport {
+  return createSmtpTransport({ ...options, resolveHost: (host) => egress.resolveHost(host) });
+}

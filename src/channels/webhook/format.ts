@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { signWebhook, webhookTimestamp } from '../../delivery/sign.js';
+import { signWebhook, webhookTimestamp } from '../../egress/index.js';
 import { ChannelConfigError, type FormatContext, type HttpRequest, type Message } from '../channel.js';
 import { envName, httpUrl, JSON_HEADERS, requireSecret } from '../http.js';
 import { plainText, sanitize, truncate } from '../text.js';

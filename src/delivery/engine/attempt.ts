@@ -1,4 +1,3 @@
-import type { Dispatcher } from 'undici';
 import type {
   AnyChannelKind,
   SendResult as ChannelResult,
@@ -6,22 +5,21 @@ import type {
   Message,
   SmtpTransport,
 } from '../../channels/index.js';
-import { TargetRefusedError } from '../../channels/index.js';
-import { type SendResult, sendOnce } from '../http.js';
+import type { Egress, SendResult } from '../../egress/index.js';
 import { classify, nextAttemptAt, type Outcome, type RetryPolicy, type Verdict } from '../retry.js';
 
 /**
- * One attempt of one delivery: the channel renders and sends through a `post` the engine injects,
- * built on `sendOnce` over the guarded dispatcher. The post keeps the raw result (`sent`, status,
- * headers), so the engine — not the channel — classifies transport failures: only the raw result
- * knows whether a timeout came before or after the request went out. The channel decides what only
- * it can read, on an answer of any status: a 2xx whose body says the provider refused
- * (`{"ok":false}`), a business code sent with a 4xx (Feishu's 230020 with HTTP 400), a retry hint in
- * a body or a provider header. Where it has no opinion the status rules of `classify` stand.
+ * One attempt of one delivery: the channel renders and sends through egress's `post`, which the
+ * engine injects with the attempt's budget and an observer. The observer keeps the raw result
+ * (`sent`, status, headers), so the engine — not the channel — classifies transport failures: only
+ * the raw result knows whether a timeout came before or after the request went out. The channel
+ * decides what only it can read, on an answer of any status: a 2xx whose body says the provider
+ * refused (`{"ok":false}`), a business code sent with a 4xx (Feishu's 230020 with HTTP 400), a retry
+ * hint in a body or a provider header. Where it has no opinion the status rules of `classify` stand.
  */
 
 export interface AttemptDeps {
-  dispatcher: Dispatcher;
+  egress: Pick<Egress, 'post'>;
   policy: RetryPolicy;
   timeoutMs: number;
   maxResponseBytes: number;
@@ -40,23 +38,13 @@ export interface AttemptResult {
   providerId?: string;
 }
 
-/** Throws what `guardedPost` throws, so channels map failures the same way in both paths. */
-function capturingPost(deps: AttemptDeps, sink: { last?: SendResult }): HttpPost {
-  return async (req) => {
-    const timeoutMs = Math.min(req.timeoutMs ?? deps.timeoutMs, deps.timeoutMs);
-    const r = await sendOnce({
-      url: req.url,
-      headers: req.headers,
-      body: req.body,
-      dispatcher: deps.dispatcher,
-      timeoutMs,
-      maxResponseBytes: deps.maxResponseBytes,
-    });
+/** Egress's post under the attempt's budget, keeping the raw result of the last request in `sink`. */
+function attemptPost(deps: AttemptDeps, sink: { last?: SendResult }): HttpPost {
+  const limits = { maxTimeoutMs: deps.timeoutMs, maxResponseBytes: deps.maxResponseBytes };
+  const onResult = (r: SendResult) => {
     sink.last = r;
-    if (r.error === 'blocked') throw new TargetRefusedError(`egress refused: ${r.detail ?? 'blocked'}`);
-    if (r.status !== undefined) return { status: r.status, headers: r.headers ?? {}, body: r.body ?? '' };
-    throw Object.assign(new Error(`send failed: ${r.error ?? 'other'}`), { code: r.detail ?? r.error });
   };
+  return (req) => deps.egress.post(req, { ...limits, onResult });
 }
 
 /** The channel's verdict when no answer came back (a missing secret, SMTP), as an outcome. */
@@ -111,7 +99,7 @@ export async function attemptDelivery(
   let verdict: ChannelResult;
   try {
     verdict = (await kind.send(message, config, {
-      post: capturingPost(deps, sink),
+      post: attemptPost(deps, sink),
       now: deps.now,
       secret: deps.secret,
       ...(deps.smtp ? { smtp: deps.smtp } : {}),

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Dispatcher } from 'undici';
 import { type AnyChannelKind, channelKind, type Message, type SmtpTransport } from '../../channels/index.js';
+import type { Egress } from '../../egress/index.js';
 import type { EnvelopeInput } from '../../envelope/index.js';
 import type { EventLog } from '../../log/log.js';
 import type { Db } from '../../store/port.js';
@@ -50,7 +50,8 @@ export interface EngineOptions {
   /** The current `channels:` section; read on every attempt, so a replay uses the config in force. */
   channels: () => Record<string, ChannelEntry>;
   policies: DeliveryPolicies;
-  dispatcher: Dispatcher;
+  /** Every attempt posts through it (`egress.allow`, the guarded dispatcher). */
+  egress: Pick<Egress, 'post'>;
   /** SMTP through the egress policy (`guardedSmtp`); without it the email channel's default client. */
   smtp?: SmtpTransport;
   secret: (env: string) => string | undefined;
@@ -289,7 +290,7 @@ export class DeliveryEngine {
   private async send(p: Prepared): Promise<Finished | undefined> {
     const attempt = Number(p.row.attempts) + 1;
     const { result, outcome, providerId } = await attemptDelivery(p.kind, p.config, p.message, attempt, {
-      dispatcher: this.o.dispatcher,
+      egress: this.o.egress,
       policy: this.o.policies.retry,
       timeoutMs: this.o.policies.timeoutMs,
       maxResponseBytes: this.o.policies.maxResponseBytes,

@@ -1,4 +1,5 @@
 import type { Message } from '../../channels/index.js';
+import { loopbackOnly } from '../../egress/testing.js';
 import type { Dialect } from '../../store/port.js';
 import { coreModule } from '../../server/core-routes.js';
 import { testApp, type TestApp } from '../../../test/support/server.js';
@@ -44,6 +45,8 @@ export async function harness(opts: {
   const delivery = deliveryModule({
     workers: false,
     env: { HOOK_SECRET: SECRET },
+    // Loopback-only sockets: a target the guard must refuse (10.0.0.1) stays unreachable if it did not.
+    egress: { dial: loopbackOnly },
     ...opts.module,
     config: { ...FAST, ...opts.delivery },
   });

@@ -4,8 +4,7 @@ import { dialects, freshStore, type TestStore } from '../../../test/support/db.j
 import { EventLog } from '../../log/log.js';
 import type { Db } from '../../store/port.js';
 import { deliveryConfigSchema, deliveryPolicies } from '../config.js';
-import { createGuardedDispatcher } from '../dispatcher.js';
-import { compileEgressPolicy } from '../ssrf.js';
+import { testEgress } from '../../egress/testing.js';
 import { type ScriptedReceiver, startScriptedReceiver } from '../testing/receiver.js';
 import { type ChannelEntry, DeliveryEngine } from './engine.js';
 import { FAST, message, SECRET } from './harness.case.js';
@@ -36,7 +35,7 @@ describe.skipIf(PG.length === 0).each(PG)('two delivery engines sharing one stor
       log: new EventLog(db, DEFAULTS),
       channels: () => channels,
       policies: deliveryPolicies(deliveryConfigSchema.parse({ ...FAST, ...delivery })),
-      dispatcher: createGuardedDispatcher(compileEgressPolicy(['127.0.0.1'])),
+      egress: testEgress(['127.0.0.1']),
       secret: (name) => (name === 'HOOK_SECRET' ? SECRET : undefined),
       now: Date.now,
       batchSize: 16,

@@ -1,7 +1,7 @@
 import type { Message } from '../../channels/index.js';
 import type { EnvelopeInput } from '../../envelope/index.js';
 import { attemptRecord } from '../events.js';
-import type { SendResult } from '../http.js';
+import type { SendResult } from '../../egress/index.js';
 import { type Outcome, type RetryPolicy, withJitter } from '../retry.js';
 import type * as q from './sql.js';
 

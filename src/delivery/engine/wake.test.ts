@@ -1,5 +1,5 @@
-import type { Dispatcher } from 'undici';
 import { describe, expect, it } from 'vitest';
+import type { Egress } from '../../egress/index.js';
 import type { EventLog } from '../../log/log.js';
 import type { Db, Sql } from '../../store/port.js';
 import type { DeliveryPolicies } from '../config.js';
@@ -38,7 +38,7 @@ describe('waking the delivery loops', () => {
       log: {} as EventLog,
       channels: () => ({}),
       policies: { timeoutMs: 10_000 } as DeliveryPolicies,
-      dispatcher: {} as Dispatcher,
+      egress: {} as Egress,
       secret: () => undefined,
       now: () => 1_800_000_000_000,
       loops: 4,

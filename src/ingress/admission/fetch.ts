@@ -1,10 +1,10 @@
-import { type Dispatcher, request } from 'undici';
 import { z } from 'zod';
+import type { Egress } from '../../egress/index.js';
 
 /**
  * Re-reading the authoritative object before a run is admitted: a webhook says what happened at send
- * time, and by admission the PR may be closed, merged or pushed again. The fetch goes through the
- * SSRF-guarded dispatcher (the egress allow-list), never straight to a host named in a payload.
+ * time, and by admission the PR may be closed, merged or pushed again. The fetch goes through egress
+ * (the SSRF guard and `egress.allow`), never straight to a host named in a payload.
  */
 
 /** GitHub's public API; GitHub Enterprise sets `api_url` to `https://<host>/api/v3`. */
@@ -71,7 +71,7 @@ export function pullRequestFacts(value: unknown): Record<string, string> {
 }
 
 export interface FetchDeps {
-  dispatcher: Dispatcher;
+  egress: Pick<Egress, 'send'>;
   env: (name: string) => string | undefined;
   timeoutMs?: number;
 }
@@ -94,27 +94,26 @@ export async function fetchAuthoritative(
     if (!token) return { kind: 'failed', reason: `$${config.token_env} is not set` };
     headers.authorization = `Bearer ${token}`;
   }
-  const timeout = deps.timeoutMs ?? FETCH_TIMEOUT_MS;
+  const r = await deps.egress.send({
+    url: pullRequestUrl(config.api_url, pr),
+    method: 'GET',
+    headers,
+    timeoutMs: deps.timeoutMs ?? FETCH_TIMEOUT_MS,
+    maxResponseBytes: MAX_FETCH_BYTES,
+  });
+  // The detail is an error code or the guard's host-only reason, never the token or the path.
+  const failure = () =>
+    `the request failed (${r.error === 'blocked' ? 'blocked: ' : ''}${r.detail ?? r.error})`;
+  if (r.status === undefined) return { kind: 'failed', reason: failure() };
+  const length = Number(r.headers?.['content-length'] ?? 0);
+  if (r.status !== 200 || length > MAX_FETCH_BYTES)
+    return { kind: 'failed', reason: `the API answered ${r.status}` };
+  if (r.error !== undefined) return { kind: 'failed', reason: failure() };
+  if (r.truncated) return { kind: 'failed', reason: 'the API answer is too large' };
   try {
-    const res = await request(pullRequestUrl(config.api_url, pr), {
-      method: 'GET',
-      headers,
-      dispatcher: deps.dispatcher,
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
-    });
-    const length = Number(res.headers['content-length'] ?? 0);
-    if (res.statusCode !== 200 || length > MAX_FETCH_BYTES) {
-      await res.body.dump().catch(() => {});
-      return { kind: 'failed', reason: `the API answered ${res.statusCode}` };
-    }
-    const text = await res.body.text();
-    if (text.length > MAX_FETCH_BYTES) return { kind: 'failed', reason: 'the API answer is too large' };
-    const value: unknown = JSON.parse(text);
+    const value: unknown = JSON.parse(r.body ?? '');
     return { kind: 'fetched', value, trusted: pullRequestFacts(value) };
   } catch (err) {
-    const e = err as { code?: unknown; name?: unknown };
-    const code = typeof e.code === 'string' ? e.code : typeof e.name === 'string' ? e.name : 'error';
-    return { kind: 'failed', reason: `the request failed (${code})` };
+    return { kind: 'failed', reason: `the request failed (${(err as Error).name})` };
   }
 }

@@ -8,7 +8,7 @@ import { EgressBlockedError, type EgressPolicy, checkTarget, resolveChecked } fr
  * lookup refuses a name whose answers include a blocked address. A name that resolved to a public
  * address during `checkUrl` and to 127.0.0.1 now (DNS rebinding) is caught here. The Agent never
  * follows redirects: undici's core does not, and no redirect interceptor is composed, so a 3xx comes
- * back to `http.ts` as a result (`dispatcher.test.ts` pins both).
+ * back to `send.ts` as a result (`dispatcher.test.ts` pins both).
  */
 
 /** Connection set-up (TCP + TLS) budget; the whole attempt's budget is `sendOnce`'s timeout. */
@@ -24,7 +24,16 @@ export interface GuardedDispatcherOptions {
   connections?: number;
   /** Extra TLS options (a test CA); never used to disable verification. */
   tls?: { ca?: string | Buffer | Array<string | Buffer> };
+  /**
+   * Opens the sockets under the guard, from the options the guard built (its checked `lookup`
+   * among them); undici's `buildConnector` by default. Tests pass `loopbackOnly` (`testing.ts`) so
+   * that no packet can leave for a private or metadata address even if the guard were broken.
+   */
+  dial?: Dial;
 }
+
+/** The socket layer below the guard: build options in, an undici connector out. */
+export type Dial = (options: buildConnector.BuildOptions) => buildConnector.connector;
 
 type LookupCallback = (
   err: NodeJS.ErrnoException | null,
@@ -61,7 +70,8 @@ export function createGuardedDispatcher(
   policy: EgressPolicy,
   options: GuardedDispatcherOptions = {},
 ): Dispatcher {
-  const base = buildConnector({
+  const dial = options.dial ?? buildConnector;
+  const base = dial({
     timeout: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     lookup: guardedLookup(policy),
     ...(options.tls?.ca !== undefined ? { ca: options.tls.ca } : {}),

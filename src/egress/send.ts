@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import type { BlockReason } from './ssrf.js';
 
 /**
- * One HTTP attempt, no retries, no classification (that is `retry.ts`). It drives undici's pooled
+ * One HTTP attempt, no retries, no classification (delivery's `retry.ts` does that). It drives undici's pooled
  * dispatcher directly with a small handler instead of `request()`: the handler learns the moment
  * the request is handed to a connected socket, which is what `sent` means — after that point a
  * timeout or reset leaves the effect unknown; before it, nothing reached the receiver.
@@ -28,9 +28,10 @@ export type SendError =
 
 export interface SendRequest {
   url: string | URL;
-  body: string | Uint8Array;
+  /** Absent for a GET (the ingress re-read). */
+  body?: string | Uint8Array;
   headers: Record<string, string>;
-  method?: 'POST' | 'PUT';
+  method?: 'POST' | 'PUT' | 'GET';
   timeoutMs?: number;
   maxResponseBytes?: number;
   dispatcher: Dispatcher;
@@ -89,6 +90,12 @@ function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string> {
     out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
   }
   return out;
+}
+
+function bodyBytes(body: SendRequest['body']): Buffer | null {
+  if (body === undefined) return null;
+  if (typeof body === 'string') return Buffer.from(body);
+  return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 }
 
 /** Sends one request and reports what happened; never throws for network or HTTP failures. */
@@ -187,10 +194,7 @@ export function sendOnce(req: SendRequest): Promise<SendResult> {
           path: `${url.pathname}${url.search}`,
           method: req.method ?? 'POST',
           headers,
-          body:
-            typeof req.body === 'string'
-              ? Buffer.from(req.body)
-              : Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength),
+          body: bodyBytes(req.body),
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
         },

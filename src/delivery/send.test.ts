@@ -2,10 +2,11 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import { type Server as NetServer, type Socket, createServer as createNetServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGuardedDispatcher } from './dispatcher.js';
-import { type SendRequest, sendOnce } from './http.js';
+import { type SendRequest, compileEgressPolicy, createGuardedDispatcher, sendOnce } from '../egress/index.js';
 import { classify } from './retry.js';
-import { compileEgressPolicy } from './ssrf.js';
+
+// One attempt (`sendOnce`, src/egress) against a live receiver on 127.0.0.1, and how delivery's
+// `classify` reads each result. It lives here because the classification is delivery's.
 
 /** A local receiver whose behaviour is chosen by the path. */
 interface Seen {

@@ -5,7 +5,7 @@ import { createHmac, randomBytes } from 'node:crypto';
  * the base64-decoded secret, sent as `webhook-signature: v1,<base64>`; with several secrets (key
  * rotation) one entry per secret, space-separated, so receivers on the old and the new key both
  * verify. Checked against the `standardwebhooks` reference library and the published vector in
- * `sign.test.ts`. Formatting only: sending is `http.ts`.
+ * `sign.test.ts`. Formatting only: sending is `send.ts`.
  */
 
 export interface WebhookHeaders {

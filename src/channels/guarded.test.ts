@@ -1,24 +1,22 @@
 import { createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createGuardedDispatcher } from '../delivery/dispatcher.js';
-import { compileEgressPolicy } from '../delivery/ssrf.js';
+import { testEgress } from '../egress/testing.js';
 import { NOW, sampleMessage } from './channel.case.js';
-import { email } from './email/index.js';
+import { email, guardedSmtp } from './email/index.js';
 import { ntfy } from './ntfy/index.js';
-import { guardedPost, guardedSmtp } from './post.js';
 import { json, type Receiver, startReceiver } from './testing.js';
 
 const failPost = async (): Promise<never> => {
   throw new Error('unused');
 };
 
-describe('guardedPost: channels through the delivery engine’s guarded sender', () => {
+describe('egress.post: channels through the guarded sender', () => {
   let rx: Receiver;
   afterEach(() => rx.close());
 
   it('delivers to a target that egress.allow lists', async () => {
     rx = await startReceiver(() => json(200, { id: 'm1', event: 'message' }));
-    const post = guardedPost(createGuardedDispatcher(compileEgressPolicy(['127.0.0.1'])));
+    const post = testEgress(['127.0.0.1']).post;
     const config = ntfy.configSchema.parse({ type: 'ntfy', url: rx.url, topic: 'agents' });
     expect(
       await ntfy.send(sampleMessage(), config, { post, now: () => NOW, secret: () => undefined }),
@@ -30,7 +28,7 @@ describe('guardedPost: channels through the delivery engine’s guarded sender',
 
   it('reports a loopback target that egress.allow does not list as dead, without sending', async () => {
     rx = await startReceiver(() => json(200, { id: 'm1', event: 'message' }));
-    const post = guardedPost(createGuardedDispatcher(compileEgressPolicy([])));
+    const post = testEgress([]).post;
     const config = ntfy.configSchema.parse({ type: 'ntfy', url: rx.url, topic: 'agents' });
     const res = await ntfy.send(sampleMessage(), config, { post, now: () => NOW, secret: () => undefined });
     expect(res).toMatchObject({ kind: 'dead', reason: expect.stringContaining('egress refused') });
@@ -40,7 +38,7 @@ describe('guardedPost: channels through the delivery engine’s guarded sender',
   it('turns a connection refused into retry', async () => {
     rx = await startReceiver(() => json(200, {}));
     await rx.close();
-    const post = guardedPost(createGuardedDispatcher(compileEgressPolicy(['127.0.0.1'])));
+    const post = testEgress(['127.0.0.1']).post;
     const config = ntfy.configSchema.parse({ type: 'ntfy', url: rx.url, topic: 'agents' });
     const res = await ntfy.send(sampleMessage(), config, { post, now: () => NOW, secret: () => undefined });
     expect(res.kind).toBe('retry');
@@ -70,7 +68,7 @@ describe('guardedSmtp: email under the same egress policy', () => {
       post: failPost,
       now: () => NOW,
       secret: () => undefined,
-      smtp: guardedSmtp(compileEgressPolicy(allow), { timeoutMs: 5000 }),
+      smtp: guardedSmtp(testEgress(allow), { timeoutMs: 5000 }),
     });
     expect(await email.send(sampleMessage(), config, deps([]))).toMatchObject({
       kind: 'dead',

@@ -2,8 +2,9 @@ import { type Server, createServer } from 'node:http';
 import { type AddressInfo, type Socket, createServer as createNetServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGuardedDispatcher } from './dispatcher.js';
-import { sendOnce } from './http.js';
+import { sendOnce } from './send.js';
 import { type Resolver, checkUrl, compileEgressPolicy } from './ssrf.js';
+import { loopbackOnly } from './testing.js';
 
 let server: Server;
 let port: number;
@@ -28,7 +29,8 @@ afterAll(async () => {
 });
 
 async function post(url: string, policy: ReturnType<typeof compileEgressPolicy>) {
-  const dispatcher = createGuardedDispatcher(policy);
+  // Loopback-only sockets: a test naming 169.254.169.254 cannot reach it even if the guard broke.
+  const dispatcher = createGuardedDispatcher(policy, { dial: loopbackOnly });
   try {
     return await sendOnce({
       url,
@@ -136,7 +138,9 @@ describe('the guarded dispatcher', () => {
     await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
     const tcpPort = (tcp.address() as AddressInfo).port;
     const resolve: Resolver = async () => [{ address: '127.0.0.1', family: 4 }];
-    const dispatcher = createGuardedDispatcher(compileEgressPolicy(['receiver.internal'], { resolve }));
+    const dispatcher = createGuardedDispatcher(compileEgressPolicy(['receiver.internal'], { resolve }), {
+      dial: loopbackOnly,
+    });
     const r = await sendOnce({
       url: `https://receiver.internal:${tcpPort}/`,
       body: '{}',

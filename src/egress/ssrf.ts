@@ -45,7 +45,7 @@ export type UrlCheck =
 
 export type Blocked = Extract<UrlCheck, { kind: 'blocked' }>;
 
-/** Thrown by the guarded dispatcher's connector; `http.ts` turns it into `error: 'blocked'`. */
+/** Thrown by the guarded dispatcher's connector; `send.ts` turns it into `error: 'blocked'`. */
 export class EgressBlockedError extends Error {
   readonly code = 'ERR_EGRESS_BLOCKED';
   readonly reason: BlockReason;

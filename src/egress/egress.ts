@@ -1,0 +1,159 @@
+import type { Dispatcher } from 'undici';
+import { parseAddress } from './addresses.js';
+import { createGuardedDispatcher, type GuardedDispatcherOptions } from './dispatcher.js';
+import { type SendRequest, type SendResult, sendOnce } from './send.js';
+import {
+  type Blocked,
+  type BlockReason,
+  type EgressPolicy,
+  type ResolvedAddress,
+  type Resolver,
+  type UrlCheck,
+  checkAddress,
+  checkUrl,
+  compileEgressPolicy,
+  normalizeHost,
+  resolveChecked,
+} from './ssrf.js';
+
+/**
+ * The one way Switchboard reaches the network: delivery attempts, channel sends, task `http` actions,
+ * ingress re-reads and SMTP hosts all go through an `Egress` built from `egress.allow`. It holds the
+ * compiled policy and the guarded dispatcher, and offers the raw attempt (`send`), the post adapter
+ * channels and tasks use (`post`), and the connect-time check for a protocol undici does not carry
+ * (`resolveHost`, for SMTP).
+ */
+
+/**
+ * Thrown by `post` and `resolveHost` when the egress policy refuses the target: no retry reaches a
+ * blocked address, so a channel maps it to `dead` and a task fails. Its message is secret-free.
+ */
+export class TargetRefusedError extends Error {
+  /** Why the guard refused, when it was the guard (absent for a hand-made refusal in a test). */
+  readonly blocked: { reason: BlockReason; detail: string } | undefined;
+  constructor(message: string, blocked?: { reason: BlockReason; detail: string }) {
+    super(message);
+    this.name = 'TargetRefusedError';
+    this.blocked = blocked;
+  }
+}
+
+/** What a channel or a task posts. `timeoutMs` is the caller's; `PostOptions.maxTimeoutMs` caps it. */
+export interface PostRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs?: number;
+}
+
+export interface PostAnswer {
+  status: number;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface PostOptions {
+  /** A ceiling on the request's own `timeoutMs` (the delivery attempt's budget). */
+  maxTimeoutMs?: number;
+  maxResponseBytes?: number;
+  /**
+   * Sees the raw attempt before `post` answers or throws: the delivery engine classifies transport
+   * failures from it, because only it knows whether a timeout came before or after the request left.
+   */
+  onResult?: (result: SendResult) => void;
+}
+
+export interface Egress {
+  /** `egress.allow`, compiled. */
+  readonly policy: EgressPolicy;
+  /** The guarded dispatcher (connect-time check, DNS rebinding caught, no redirects). */
+  readonly dispatcher: Dispatcher;
+  /** The early check: whether a URL may be reached, with a clean reason; sends nothing. */
+  check(url: string | URL): Promise<UrlCheck>;
+  /** One attempt through the dispatcher; never throws for network or HTTP failures. */
+  send(req: Omit<SendRequest, 'dispatcher'>): Promise<SendResult>;
+  /**
+   * The post adapter: an answer of any status is returned; a refused target throws
+   * `TargetRefusedError`; anything else throws an error whose `code` names the failure.
+   */
+  post(req: PostRequest, opts?: PostOptions): Promise<PostAnswer>;
+  /**
+   * For a protocol that dials itself (SMTP): resolves the host, judges every answer and returns the
+   * address to connect to, so there is no second lookup an attacker could rebind. Throws
+   * `TargetRefusedError` when the policy refuses it.
+   */
+  resolveHost(host: string): Promise<string>;
+  /** Closes the dispatcher when this egress built it. */
+  close(): Promise<void>;
+}
+
+export interface EgressOptions extends GuardedDispatcherOptions {
+  /** `egress.allow`: hosts and subnets that may be reached although private, loopback or plain HTTP. */
+  allow: readonly string[];
+  /** Plain HTTP only to listed targets (default). Off only in tests that need a name on 127.0.0.1. */
+  httpsOnly?: boolean;
+  /** DNS; the system resolver by default. Tests inject one so no name is looked up for real. */
+  resolve?: Resolver;
+  /** Send through this dispatcher instead of a guarded one built here (a test's fake). */
+  dispatcher?: Dispatcher;
+}
+
+/** A host to dial: an IP literal is judged as it is (DNS would only echo it), a name by every answer. */
+async function judgeHost(
+  host: string,
+  policy: EgressPolicy,
+): Promise<Blocked | { kind: 'resolved'; addresses: ResolvedAddress[] }> {
+  const bare = normalizeHost(host);
+  const literal = parseAddress(bare);
+  if (!literal) return resolveChecked(host, policy);
+  const family = literal.kind() === 'ipv6' ? 6 : 4;
+  return checkAddress(bare, bare, policy) ?? { kind: 'resolved', addresses: [{ address: bare, family }] };
+}
+
+export function createEgress(opts: EgressOptions): Egress {
+  const policy = compileEgressPolicy(opts.allow, {
+    ...(opts.httpsOnly !== undefined ? { httpsOnly: opts.httpsOnly } : {}),
+    ...(opts.resolve ? { resolve: opts.resolve } : {}),
+  });
+  const dispatcher = opts.dispatcher ?? createGuardedDispatcher(policy, opts);
+  const owned = opts.dispatcher === undefined;
+  const send = (req: Omit<SendRequest, 'dispatcher'>) => sendOnce({ ...req, dispatcher });
+
+  return {
+    policy,
+    dispatcher,
+    check: (url) => checkUrl(url, policy),
+    send,
+    async post(req, o = {}) {
+      const timeoutMs =
+        o.maxTimeoutMs === undefined
+          ? req.timeoutMs
+          : Math.min(req.timeoutMs ?? o.maxTimeoutMs, o.maxTimeoutMs);
+      const { url, headers, body } = req;
+      const r = await send({ url, headers, body, timeoutMs, maxResponseBytes: o.maxResponseBytes });
+      o.onResult?.(r);
+      if (r.error === 'blocked')
+        throw new TargetRefusedError(`egress refused: ${r.detail ?? 'blocked'}`, r.blocked);
+      if (r.status !== undefined) return { status: r.status, headers: r.headers ?? {}, body: r.body ?? '' };
+      // No answer: the receiver may still have acted when `sent`. Callers retry with the same id.
+      throw Object.assign(new Error(`send failed: ${r.error ?? 'other'}`), {
+        code: r.detail ?? r.error ?? 'other',
+      });
+    },
+    async resolveHost(host) {
+      const verdict = await judgeHost(host, policy);
+      if (verdict.kind === 'blocked')
+        throw new TargetRefusedError(`egress refused: ${verdict.reason}: ${verdict.detail}`, {
+          reason: verdict.reason,
+          detail: verdict.detail,
+        });
+      const first = verdict.addresses[0];
+      if (!first) throw new TargetRefusedError(`egress refused: ${host} has no addresses`);
+      return first.address;
+    },
+    async close() {
+      if (owned) await dispatcher.close();
+    },
+  };
+}
