@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dialects } from '../../test/support/db.js';
 import { auth } from '../../test/support/server.js';
+import { deriveKey } from '../keys/derive.js';
 import { deriveLinkKey, parseToken, signLink, verifyLink } from './links.js';
 import { escapeHtml } from './page.js';
 import { type ApprovalsHarness, approvalsHarness, TEST_LINK_KEY } from './testing/harness.js';
@@ -45,6 +46,11 @@ describe('link tokens', () => {
     expect(deriveLinkKey(vault)).toHaveLength(32);
     expect(deriveLinkKey(vault).equals(deriveLinkKey(vault))).toBe(true);
     expect(deriveLinkKey(vault).equals(vault)).toBe(false);
+  });
+
+  it('derives the link key as the vault key’s approval-link key (pinned in keys/derive.test.ts)', () => {
+    const vault = Buffer.alloc(32, 1);
+    expect(deriveLinkKey(vault).equals(deriveKey(vault, 'approvalLink'))).toBe(true);
   });
 
   it('escapes every character that could open markup or an attribute', () => {

@@ -1,5 +1,6 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { parseId } from '../envelope/index.js';
+import { deriveKey, KEY_LABELS } from '../keys/derive.js';
 
 /**
  * Signed one-time links for phones. The token is the credential: `<approval id>.<expiry ms>.<mac>`,
@@ -8,15 +9,16 @@ import { parseId } from '../envelope/index.js';
  * Binding the action and plan digest means a row changed behind the token's back no longer matches.
  */
 
-const MAC_LABEL = 'switchboard approval link v1';
+/** Also the first line the mac covers, so a mac made for another purpose never matches. */
+const MAC_LABEL = KEY_LABELS.approvalLink;
 
 /**
- * The link key is derived from the vault key (HKDF-SHA256), so replicas that share the vault key (they
- * must, to read each other's payloads) accept each other's links, and there is no second secret to
- * back up. Rotating the vault key invalidates outstanding links, which expire within the TTL anyway.
+ * The link key is derived from the vault key (`deriveKey`, label `approvalLink`), so replicas accept
+ * each other's links. Rotating the vault key invalidates outstanding links, which expire within the
+ * TTL anyway.
  */
 export function deriveLinkKey(vaultKey: Uint8Array): Buffer {
-  return Buffer.from(hkdfSync('sha256', vaultKey, Buffer.alloc(0), MAC_LABEL, 32));
+  return deriveKey(vaultKey, 'approvalLink');
 }
 
 export interface LinkSubject {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { deriveLinkKey, signLink } from '../approvals/links.js';
+import { deriveKey } from '../keys/derive.js';
 import { deriveReplyKey, signReply, verifyReply } from './token.js';
 
 const vaultKey = randomBytes(32);
@@ -13,6 +14,10 @@ const subject = {
 };
 
 describe('reply tokens', () => {
+  it('signs with the vault key’s reply-link key (pinned in keys/derive.test.ts)', () => {
+    expect(key.equals(deriveKey(vaultKey, 'replyLink'))).toBe(true);
+  });
+
   it('round-trips the task, session, channel and expiry, with a fresh nonce each time', () => {
     const a = signReply(key, subject);
     const b = signReply(key, subject);

@@ -1,5 +1,6 @@
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { parseId } from '../envelope/index.js';
+import { deriveKey, KEY_LABELS } from '../keys/derive.js';
 
 /**
  * Signed reply links: `<payload>.<mac>`, the payload base64url JSON `{t, s, c, e, n}` (task id,
@@ -8,14 +9,15 @@ import { parseId } from '../envelope/index.js';
  * nonce names the token in `reply_uses`, which makes it one-time.
  */
 
-const MAC_LABEL = 'switchboard reply link v1';
+/** Also the first line the mac covers, so a mac made for another purpose never matches. */
+const MAC_LABEL = KEY_LABELS.replyLink;
 
 /**
- * Derived from the vault key like the approval link key, with its own HKDF label: an approval token
- * can never verify as a reply token (nor the other way round), and there is no second secret.
+ * Derived from the vault key like the approval link key, with its own label (`deriveKey`,
+ * `replyLink`): an approval token can never verify as a reply token (nor the other way round).
  */
 export function deriveReplyKey(vaultKey: Uint8Array): Buffer {
-  return Buffer.from(hkdfSync('sha256', vaultKey, Buffer.alloc(0), MAC_LABEL, 32));
+  return deriveKey(vaultKey, 'replyLink');
 }
 
 export interface ReplySubject {
