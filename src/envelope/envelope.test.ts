@@ -30,6 +30,13 @@ describe('ids', () => {
     expect(parseId('task', 'tsk_not-a-ulid')).toBeUndefined();
     expect(parseId('task', 42)).toBeUndefined();
   });
+
+  it('keep the shape of revocation and trigger-run ids that stored rows already carry', () => {
+    // Both were minted by hand as `rvk_`/`run_` + ULID before they joined the catalogue.
+    expect(newId('revocation')).toMatch(/^rvk_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(newId('run')).toMatch(/^run_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(parseId('run', 'run_01JDZ3R5W8XK2M4N6P8Q0S2T4V')).toBe('run_01JDZ3R5W8XK2M4N6P8Q0S2T4V');
+  });
 });
 
 describe('digests', () => {

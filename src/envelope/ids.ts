@@ -19,6 +19,8 @@ export const ID_PREFIXES = {
   session: 'ses',
   notification: 'ntf',
   revocation: 'rvk',
+  /** A trigger run (ingress admission): one pending or started run of a trigger. */
+  run: 'run',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

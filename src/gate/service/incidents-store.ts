@@ -1,4 +1,4 @@
-import { monotonicFactory } from 'ulid';
+import { newId } from '../../envelope/index.js';
 import type { Db } from '../../store/port.js';
 import type { CapabilityClaims } from '../capability.js';
 import * as q from '../sql.js';
@@ -40,8 +40,6 @@ interface FreezeRow {
   reason: string | null;
 }
 
-/** The id catalogue has no revocation kind yet; `rvk_` + ULID keeps the same shape. */
-const ulid = monotonicFactory();
 /** The incidents list shows this many revocations, newest first: the history only grows. */
 const LISTED_REVOCATIONS = 500;
 const iso = (ms: number | string) => new Date(Number(ms)).toISOString();
@@ -55,7 +53,7 @@ export class IncidentStore {
     r: { scope: RevocationScope; value: string; by: string; reason?: string; now: number },
   ): Promise<Revocation> {
     const row: RevocationRow = {
-      id: `rvk_${ulid(r.now)}`,
+      id: newId('revocation', r.now),
       scope: r.scope,
       value: r.value,
       revoked_at: r.now,

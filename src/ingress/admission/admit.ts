@@ -1,5 +1,4 @@
-import { ulid } from 'ulid';
-import { causedBy, type Envelope, type EnvelopeInput, sha256Hex } from '../../envelope/index.js';
+import { causedBy, type Envelope, type EnvelopeInput, newId, sha256Hex } from '../../envelope/index.js';
 import { once } from '../../log/inbox.js';
 import type { Services } from '../../kernel/module.js';
 import type { Db } from '../../store/port.js';
@@ -264,7 +263,7 @@ async function decide(
         continue;
       }
     }
-    const runId = `run_${ulid(now)}`;
+    const runId = newId('run', now);
     const runKey = key ?? runId;
     const active = key !== undefined && (await hasActive(tx, id, runKey));
     const dueAt = now + t.windowMs;
