@@ -1,29 +1,9 @@
 import { z } from 'zod';
 import { EVENT_TYPES } from '../envelope/catalogue.js';
+import { READ_ONLY_TOOLS } from './read-only.js';
 
 /** The runtimes CONTRACT.md names; a rule that names another one is a typo, not a future runtime. */
 export const GATE_RUNTIMES = ['claude-code', 'codex', 'hermes', 'gemini-cli', 'cursor', 'openclaw'] as const;
-
-/**
- * Tools that only read. An intent for one of them is low risk unless a matched rule says otherwise,
- * so it may fail open when the policy is broken (seed 001: "只读诊断可以受控 fail-open"). Names
- * from Claude Code/Codex and Gemini CLI; anything unlisted is high risk, because an unknown tool may write.
- */
-export const DEFAULT_READ_ONLY_TOOLS = [
-  'Read',
-  'Glob',
-  'Grep',
-  'LS',
-  'WebSearch',
-  'NotebookRead',
-  'TodoRead',
-  'read_file',
-  'read_many_files',
-  'list_directory',
-  'glob',
-  'search_file_content',
-  'google_web_search',
-];
 
 /** A capability outlives one tool call only briefly: five minutes covers a slow runner, not a session. */
 export const DEFAULT_CAPABILITY_TTL_SECONDS = 300;
@@ -104,7 +84,8 @@ export const gateOptionsSchema = z.strictObject({
   default_decision: z
     .strictObject({ low: fallbackDecision.default('allow'), high: fallbackDecision.default('allow') })
     .prefault({}),
-  read_only_tools: z.array(toolPattern).default(DEFAULT_READ_ONLY_TOOLS),
+  /** Low-risk tools (exact names or globs); the default is READ_ONLY_TOOLS, shared with the hook bridge. */
+  read_only_tools: z.array(toolPattern).default([...READ_ONLY_TOOLS]),
   /** JSON Schemas of tool inputs beyond the built-in ones; a `modify` output must validate. */
   tool_schemas: z.record(z.string().min(1), jsonObject).default({}),
 });

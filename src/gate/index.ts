@@ -8,5 +8,6 @@ export * from './evaluate.js';
 export * from './explain.js';
 export * from './load.js';
 export * from './policy.js';
+export * from './read-only.js';
 export * from './schemas.js';
 export * from './types.js';

@@ -109,14 +109,18 @@ afterAll(async () => {
 });
 
 describe('the bridge stays small', () => {
-  it('imports only node: modules, the adapters and its own folder', () => {
+  it('imports only node: modules, the adapters, its own folder and the gate’s import-free tool list', () => {
     const dir = join(ROOT, 'src/hook');
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))) {
       const text = readFileSync(join(dir, file), 'utf8');
       for (const [, spec] of text.matchAll(/^import (?!type )[^'"]*['"]([^'"]+)['"]/gm)) {
-        expect(spec, `${file} imports ${spec}`).toMatch(/^(node:|\.\/|\.\.\/runtimes\/)/);
+        expect(spec, `${file} imports ${spec}`).toMatch(
+          /^(node:|\.\/|\.\.\/runtimes\/|\.\.\/gate\/read-only\.js$)/,
+        );
       }
     }
+    // The one file the bridge takes from the gate (READ_ONLY_TOOLS) must itself import nothing.
+    expect(readFileSync(join(ROOT, 'src/gate/read-only.ts'), 'utf8')).not.toMatch(/^import /m);
     if (existsSync(join(ROOT, 'dist/hook.mjs'))) {
       const bundle = readFileSync(join(ROOT, 'dist/hook.mjs'), 'utf8');
       for (const [, spec] of bundle.matchAll(/^import [^'"]*['"]([^'"]+)['"]/gm))

@@ -1,36 +1,20 @@
+import { READ_ONLY_TOOLS } from '../gate/read-only.js';
 import type { Decision, NativeReply, Normalized, RuntimeAdapter } from '../runtimes/runtime.js';
 
 /**
  * What to do when the gate cannot answer (the gateway is down, hangs, or runs without a gate): the
- * same rule for the bridge and the route. Imports nothing but adapter types, so the bridge stays small.
+ * same rule for the bridge and the route. Imports nothing but adapter types and the gate's import-free
+ * tool list, so the bridge stays small.
  */
 
 /**
- * Tools that only read local files or list them, by the runtime's own name. They may run when no
- * decision can be had; everything else is refused. WebFetch and WebSearch are *not* here: a URL or a
- * query can carry what was just read off the machine, so they wait for the gate like any egress.
+ * The gate's list of read-only tools, so the bridge fails closed on exactly the tools the gate calls
+ * high risk (WebFetch and WebSearch among them: see src/gate/read-only.ts for why).
  */
-export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
-  // Claude Code (also Cursor's beforeReadFile, which the adapter names `Read`)
-  'Read',
-  'Glob',
-  'Grep',
-  'LS',
-  'NotebookRead',
-  // Gemini CLI
-  'read_file',
-  'read_many_files',
-  'glob',
-  'list_directory',
-  'search_file_content',
-  // Hermes
-  'search_files',
-  // OpenClaw
-  'read',
-]);
+const READ_ONLY: ReadonlySet<string> = new Set(READ_ONLY_TOOLS);
 
 export function isReadOnlyTool(tool: string | undefined): boolean {
-  return tool !== undefined && READ_ONLY_TOOLS.has(tool);
+  return tool !== undefined && READ_ONLY.has(tool);
 }
 
 export type FailMode = 'closed' | 'open';
