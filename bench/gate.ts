@@ -1,5 +1,6 @@
 import { loadavg } from 'node:os';
-import { type CelContext, toCel } from '../src/gate/cel.js';
+import { toCel } from '../src/cel/convert.js';
+import type { CelContext } from '../src/gate/cel.js';
 import { type CompiledPolicy, compilePolicy } from '../src/gate/compile.js';
 import { evaluate } from '../src/gate/evaluate.js';
 import { loadPolicy } from '../src/gate/load.js';

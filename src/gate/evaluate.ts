@@ -1,6 +1,7 @@
 import { isEventType } from '../envelope/catalogue.js';
 import { issueCapability } from './capability.js';
-import { type CelContext, celMessage, fromCel, toCel } from './cel.js';
+import { celMessage, fromCel, toCel } from '../cel/index.js';
+import type { CelContext } from './cel.js';
 import type { CompiledPolicy, CompiledRule } from './compile.js';
 import { toolMatcher } from './compile.js';
 import { defaultGateOptions, type GateOptions } from './config.js';

@@ -1,4 +1,4 @@
-import { Environment } from '@marcbachmann/cel-js';
+import { celEnvironment } from '../cel/environment.js';
 import type { RouteConfig } from './config.js';
 
 /**
@@ -16,16 +16,16 @@ export interface RouteFacts {
   kind: string;
 }
 
-const VARIABLES = ['stage', 'severity', 'task', 'agent', 'owner', 'kind'] as const;
-
-let shared: Environment | undefined;
-function environment(): Environment {
-  if (shared) return shared;
-  let env = new Environment();
-  for (const v of VARIABLES) env = env.registerVariable(v, 'string');
-  shared = env;
-  return env;
-}
+const environment = celEnvironment({
+  variables: {
+    stage: 'string',
+    severity: 'string',
+    task: 'string',
+    agent: 'string',
+    owner: 'string',
+    kind: 'string',
+  },
+});
 
 type Program = (ctx: RouteFacts) => unknown;
 
@@ -42,31 +42,11 @@ export function compileRoutes(routes: RouteConfig[]): CompileResult {
   const compiled: CompiledRoute[] = [];
   const problems: { path: string; message: string }[] = [];
   routes.forEach((config, i) => {
-    try {
-      const parsed = environment().parse(config.match);
-      const checked = parsed.check();
-      if (!checked.valid) {
-        problems.push({ path: `routes.${i}.match`, message: firstLine(checked.error) });
-        return;
-      }
-      if (checked.type !== 'bool' && checked.type !== 'dyn') {
-        problems.push({
-          path: `routes.${i}.match`,
-          message: `the expression gives ${checked.type}, not bool`,
-        });
-        return;
-      }
-      compiled.push({ config, program: parsed as unknown as Program });
-    } catch (err) {
-      problems.push({ path: `routes.${i}.match`, message: firstLine(err) });
-    }
+    const c = environment.compile<Program>(config.match, 'bool');
+    if (c.ok) compiled.push({ config, program: c.program });
+    else problems.push({ path: `routes.${i}.match`, message: c.message });
   });
   return problems.length ? { ok: false, problems } : { ok: true, routes: compiled };
-}
-
-function firstLine(err: unknown): string {
-  const m = err instanceof Error ? err.message : String(err);
-  return m.split('\n')[0] ?? m;
 }
 
 export interface RouteTarget {

@@ -1,10 +1,9 @@
-import { Environment } from '@marcbachmann/cel-js';
-import { celMessage, fromCel, toCel } from '../../gate/cel.js';
+import { celEnvironment, celMessage, fromCel, toCel } from '../../cel/index.js';
 
 /**
- * CEL for triggers. The gate's environment declares the gate's variables (tool, input, …), so triggers
- * get their own, with the gate's number and error conversions reused: `event` (the accepted event's
- * trusted facts), `payload` (the verified body, untrusted) and `source` (`{ name, type }`).
+ * CEL for triggers: an environment of their own (the gate's declares tool, input, …), with the shared
+ * number and error conversions: `event` (the accepted event's trusted facts), `payload` (the verified
+ * body, untrusted), `source` (`{ name, type }`) and `fetched`.
  */
 const VARIABLES = { event: 'map', payload: 'dyn', source: 'map', fetched: 'dyn' } as const;
 
@@ -22,32 +21,7 @@ export type Compiled<T> =
   | { ok: false; message: string };
 export type Outcome<T> = { ok: true; value: T } | { ok: false; message: string };
 
-let shared: Environment | undefined;
-
-function environment(): Environment {
-  if (shared) return shared;
-  let env = new Environment({ homogeneousAggregateLiterals: false });
-  for (const [name, type] of Object.entries(VARIABLES)) env = env.registerVariable(name, type);
-  shared = env;
-  return env;
-}
-
-function compile(
-  expression: string,
-  expect: 'bool' | 'string',
-): { ok: true; program: Program } | { ok: false; message: string } {
-  try {
-    const parsed = environment().parse(expression);
-    const checked = parsed.check();
-    if (!checked.valid) return { ok: false, message: celMessage(checked.error) };
-    const type = checked.type ?? 'dyn';
-    if (type !== 'dyn' && type !== expect)
-      return { ok: false, message: `the expression gives ${type}, not ${expect}` };
-    return { ok: true, program: parsed as unknown as Program };
-  } catch (err) {
-    return { ok: false, message: celMessage(err) };
-  }
-}
+const environment = celEnvironment({ variables: VARIABLES, mixedLiterals: true });
 
 function evaluate(program: Program, ctx: TriggerContext): Outcome<unknown> {
   try {
@@ -65,7 +39,7 @@ function evaluate(program: Program, ctx: TriggerContext): Outcome<unknown> {
 
 /** A `when` filter: compiled once at start-up; a non-bool at run time is an error, never a silent false. */
 export function compileFilter(expression: string): Compiled<boolean> {
-  const c = compile(expression, 'bool');
+  const c = environment.compile<Program>(expression, 'bool');
   if (!c.ok) return c;
   return {
     ok: true,
@@ -81,7 +55,7 @@ export function compileFilter(expression: string): Compiled<boolean> {
 
 /** A coalescing key: any scalar result becomes its string form; a map or list is an error. */
 export function compileKey(expression: string): Compiled<string> {
-  const c = compile(expression, 'string');
+  const c = environment.compile<Program>(expression, 'string');
   if (!c.ok) return c;
   return {
     ok: true,
