@@ -1,4 +1,4 @@
-import { maskSecrets } from '../notify/secrets.js';
+import { maskSecrets } from '../scan/secrets.js';
 import { causedBy, type EnvelopeInput, newId } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import { planDigest } from '../gate/digest.js';

@@ -1,5 +1,5 @@
 import { stripMassMentions, truncate } from '../channels/text.js';
-import { maskSecrets, type SecretKind, scanSecrets } from './secrets.js';
+import { maskSecrets, type SecretKind, scanSecrets } from '../scan/secrets.js';
 
 /**
  * The content gate: the last pure step before a report becomes a message. Everything here is a
@@ -8,8 +8,6 @@ import { maskSecrets, type SecretKind, scanSecrets } from './secrets.js';
 
 /** CONTRACT.md: `summary` is at most 120 characters. */
 export const SUMMARY_MAX_CHARS = 120;
-
-export { maskSecrets, type SecretKind, scanSecrets } from './secrets.js';
 
 /** Whether `host` is one of `domains` or a subdomain of one (`docs.example.com` under `example.com`). */
 export function hostAllowed(host: string, domains: readonly string[]): boolean {

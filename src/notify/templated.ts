@@ -1,5 +1,6 @@
 import type { Liquid } from 'liquidjs';
-import { type ContentOptions, gateContent, type SecretKind } from './content.js';
+import type { SecretKind } from '../scan/secrets.js';
+import { type ContentOptions, gateContent } from './content.js';
 import type { Draft } from './message.js';
 import { type CompiledTemplates, renderTemplate, templatesFor } from './templates.js';
 
