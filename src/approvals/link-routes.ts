@@ -3,7 +3,8 @@ import { AppError } from '../errors/index.js';
 import { readBody } from '../kernel/body.js';
 import type { App, AppEnv, Principal } from '../kernel/module.js';
 import { parseToken } from './links.js';
-import { confirmationPage, type NoticeKind, noticePage, PAGE_HEADERS } from './page.js';
+import { PAGE_HEADERS } from '../web/page.js';
+import { confirmationPage, type NoticeKind, noticePage } from './page.js';
 import type { Approvals } from './service.js';
 import { effectiveState, toRecord } from './view.js';
 

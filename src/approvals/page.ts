@@ -1,44 +1,9 @@
-/**
- * The phone page for signed links: pure functions from what is asked to HTML. Everything shown is
- * escaped; the page loads nothing (no script, no image, no font), and its CSP forbids it anyway.
- */
+import { definitionList, escapeHtml, pageLayout } from '../web/page.js';
 
-export const PAGE_HEADERS: Record<string, string> = {
-  'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
-  'cache-control': 'no-store',
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-};
+/** The approval page for signed links, in the shared phone-page shell (src/web/page.ts). */
 
 /** How much of the plan input the page shows; the digest names the whole plan. */
 const PLAN_SHOWN_MAX = 4000;
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"'`]/g, (ch) => `&#${ch.charCodeAt(0)};`);
-}
-
-/**
- * The shell every phone page shares (approval, reply): escaped title, no script, no external load.
- * `css` adds the page's own rules to the common ones.
- */
-export function pageLayout(title: string, body: string, css = ''): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(title)}</title>
-<style>
-body{font-family:system-ui,sans-serif;max-width:36rem;margin:1.5rem auto;padding:0 1rem;line-height:1.4}
-dt{font-weight:600;margin-top:.5rem} dd{margin:0}
-${css}
-</style></head><body>
-<h1>${escapeHtml(title)}</h1>
-${body}
-</body></html>
-`;
-}
 
 const APPROVAL_CSS = `pre{white-space:pre-wrap;word-break:break-all;background:#f4f4f4;padding:.5rem;font-size:.85rem}
 button{font-size:1.1rem;padding:.7rem 1.4rem;margin:.3rem .5rem .3rem 0;border-radius:.4rem;border:1px solid #888}
@@ -74,12 +39,9 @@ export function confirmationPage(a: PageApproval): string {
     ['Expires', a.expires_at],
     ['Plan digest', a.plan_digest],
   ];
-  const list = rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('\n');
   return layout(
     'Approval requested',
-    `<dl>
-${list}
-</dl>
+    `${definitionList(rows)}
 <p>Input:</p>
 <pre>${escapeHtml(plan)}</pre>
 <form method="post">

@@ -1,10 +1,6 @@
-import { escapeHtml, PAGE_HEADERS, pageLayout } from '../approvals/page.js';
+import { definitionList, escapeHtml, pageLayout } from '../web/page.js';
 
-/**
- * The reply page: pure functions from what the reply is about to HTML. Everything shown is escaped;
- * the page loads nothing, and the approval page's CSP (no script, forms only to this origin) applies.
- */
-export { PAGE_HEADERS };
+/** The reply page, in the shared phone-page shell (src/web/page.ts): what the reply is about, to HTML. */
 
 const REPLY_CSS = `textarea{width:100%;box-sizing:border-box;font:inherit;min-height:8rem;padding:.5rem}
 button{font-size:1.1rem;padding:.7rem 1.4rem;margin:.5rem 0;border-radius:.4rem;border:1px solid #888;background:#0969da;color:#fff}`;
@@ -26,12 +22,9 @@ export function replyPage(t: PageTask): string {
     ['Task', t.title === t.id ? t.id : `${t.title} (${t.id})`],
     ['Link expires', t.expires_at],
   ];
-  const list = rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('\n');
   return layout(
     'Reply to the agent',
-    `<dl>
-${list}
-</dl>
+    `${definitionList(rows)}
 <form method="post">
 <p><label for="message">Your reply continues the agent's session. It is passed to the agent as text, never run as a command.</label></p>
 <textarea id="message" name="message" required maxlength="${t.max_chars}"></textarea>

@@ -3,7 +3,8 @@ import { AppError } from '../errors/index.js';
 import { readBody } from '../kernel/body.js';
 import type { App, AppEnv, Services } from '../kernel/module.js';
 import { MAX_RESUME_MESSAGE_CHARS } from '../tasks/routes.js';
-import { PAGE_HEADERS, type ReplyNotice, replyNotice, replyPage } from './page.js';
+import { PAGE_HEADERS } from '../web/page.js';
+import { type ReplyNotice, replyNotice, replyPage } from './page.js';
 import type { Replies } from './service.js';
 import { verifyReply } from './token.js';
 
