@@ -1,53 +1,37 @@
 import type { Logger } from 'pino';
+import { startWorker, type Worker, type WorkerSpec } from '../kernel/worker.js';
 
 /** After a failed sweep (store down), wait longer before the next, up to this, instead of spinning. */
 const MAX_BACKOFF_MS = 60_000;
 
-export interface Worker {
-  stop(): Promise<void>;
-}
+export type { Worker };
 
-/**
- * A dumb, abortable loop: sweep, sleep, repeat. A failing sweep is logged and retried with doubling
- * back-off; `stop()` aborts the sleep and waits for a sweep in progress to finish.
- */
-export function startExpiryWorker(opts: {
+export interface ExpiryOptions {
   sweep: () => Promise<number>;
   intervalMs: number;
   logger: Logger;
-}): Worker {
-  const abort = new AbortController();
-  const loop = (async () => {
-    let delay = opts.intervalMs;
-    while (!abort.signal.aborted) {
-      try {
-        const n = await opts.sweep();
-        if (n > 0) opts.logger.info({ expired: n }, 'expired past-due approvals');
-        delay = opts.intervalMs;
-      } catch (err) {
-        delay = Math.min(delay * 2, MAX_BACKOFF_MS);
-        opts.logger.warn({ err, retry_in_ms: delay }, 'approval expiry sweep failed');
-      }
-      await sleep(delay, abort.signal);
-    }
-  })();
+}
+
+/**
+ * Sweep, sleep, repeat, as a kernel worker: a failing sweep is logged and retried with doubling
+ * back-off (the first retry two intervals later); `stop()` aborts the sleep and waits for a sweep in
+ * progress to finish.
+ */
+export function expiryWorker(opts: ExpiryOptions): WorkerSpec {
   return {
-    async stop() {
-      abort.abort();
-      await loop;
+    name: 'approvals.expiry',
+    intervalMs: opts.intervalMs,
+    immediate: true,
+    backoff: { minMs: Math.min(opts.intervalMs * 2, MAX_BACKOFF_MS), maxMs: MAX_BACKOFF_MS, factor: 2 },
+    tick: async () => {
+      const n = await opts.sweep();
+      if (n > 0) opts.logger.info({ expired: n }, 'expired past-due approvals');
     },
+    onError: (err, retryInMs) =>
+      opts.logger.warn({ err, retry_in_ms: retryInMs }, 'approval expiry sweep failed'),
   };
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
+export function startExpiryWorker(opts: ExpiryOptions): Worker {
+  return startWorker(expiryWorker(opts));
 }

@@ -111,7 +111,7 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
       }
     },
     async stop() {
-      retention?.stop();
+      await retention?.stop();
       await launcher?.stop();
     },
     launchDue: () => (launcher ? launcher.runDue() : Promise.resolve(0)),

@@ -1,4 +1,5 @@
 import type { Services } from '../kernel/module.js';
+import { startWorker, type Worker } from '../kernel/worker.js';
 import { purgeDeliveries } from './pipeline/deliveries.js';
 
 /** Hourly: retention is counted in days, so an hour late is noise, and the delete stays small. */
@@ -9,7 +10,7 @@ export const RETENTION_INTERVAL_MS = 3_600_000;
  * (a redelivery after that is new work again, which is what a sender that old means).
  */
 export class RetentionWorker {
-  private timer: NodeJS.Timeout | undefined;
+  private worker: Worker | undefined;
 
   constructor(
     private readonly services: Services,
@@ -17,17 +18,19 @@ export class RetentionWorker {
   ) {}
 
   start(): void {
-    this.timer ??= setInterval(() => {
-      this.runOnce().catch((err: unknown) =>
-        this.services.logger.warn({ err }, 'ingress retention failed; retrying next hour'),
-      );
-    }, RETENTION_INTERVAL_MS);
-    this.timer.unref();
+    this.worker ??= startWorker({
+      name: 'ingress.retention',
+      intervalMs: RETENTION_INTERVAL_MS,
+      tick: async () => {
+        await this.runOnce();
+      },
+      onError: (err) => this.services.logger.warn({ err }, 'ingress retention failed; retrying next hour'),
+    });
   }
 
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+  async stop(): Promise<void> {
+    await this.worker?.stop();
+    this.worker = undefined;
   }
 
   async runOnce(): Promise<{ payloads: number; deliveries: number }> {

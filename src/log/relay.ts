@@ -19,7 +19,29 @@ export interface Subscriber {
   ownsInbox?: boolean;
 }
 
+/**
+ * The relay's loop as plain data, in the shape of the kernel's `WorkerSpec`. The log sits below the
+ * kernel and may not import it, so the kernel's `startWorker` is handed in (`RelayOptions.run`); the
+ * compiler checks there that the two shapes still agree.
+ */
+export interface RelayLoop {
+  name: string;
+  intervalMs: number;
+  immediate: boolean;
+  backoff: { minMs: number; maxMs: number; factor: number };
+  tick(): Promise<boolean>;
+  onError(err: unknown, retryInMs: number): void;
+}
+
+/** What `RelayOptions.run` returns: the kernel's `Worker`, as far as the relay uses it. */
+export interface RelayWorker {
+  wake(): void;
+  stop(): Promise<void>;
+}
+
 export interface RelayOptions {
+  /** Runs the loop on `start` (the kernel's `startWorker`); without it the relay only runs `drain`/`runOnce`. */
+  run?: (loop: RelayLoop) => RelayWorker;
   batchSize?: number;
   /** A claimed row whose worker died becomes claimable again after this. */
   leaseMs?: number;
@@ -55,15 +77,14 @@ interface ClaimedRow {
 /**
  * Moves outbox rows to in-process subscribers: at least once, in order per correlation id. Only the
  * oldest open row of a correlation can be claimed, so a later event never overtakes an earlier one,
- * even across processes. A dumb, abortable loop: it sleeps when idle, is woken by appends, and backs off
- * on store errors instead of spinning.
+ * even across processes. Its loop is a kernel worker: it sleeps when idle, is woken by appends, and
+ * backs off on store errors instead of spinning.
  */
 export class Relay {
   private readonly subscribers: Subscriber[] = [];
-  private readonly opts: Required<Omit<RelayOptions, 'logger'>> & { logger?: Logger };
-  private running = false;
-  private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private readonly opts: Required<Omit<RelayOptions, 'logger' | 'run'>> &
+    Pick<RelayOptions, 'logger' | 'run'>;
+  private worker: RelayWorker | undefined;
   private unsubscribe: (() => void) | undefined;
   private readonly workerId = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   /**
@@ -88,18 +109,33 @@ export class Relay {
     this.subscribers.push(sub);
   }
 
+  /** The relay's loop, for whoever runs the workers (`start` below, for now). */
+  loop(): RelayLoop {
+    return {
+      name: 'relay',
+      intervalMs: this.opts.idleMs,
+      immediate: true,
+      backoff: { minMs: 100, maxMs: this.opts.maxBackoffMs, factor: 2 },
+      // A pass that claimed rows may have freed their correlations' next rows: claim again at once.
+      tick: async () => (await this.runOnce()) > 0 && this.more,
+      onError: (err, backoffMs) =>
+        this.opts.logger?.error({ err, backoffMs }, 'outbox relay failed; backing off'),
+    };
+  }
+
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.unsubscribe = this.log.onAppend(() => this.wake?.());
-    this.loop = this.run();
+    if (this.worker) return;
+    if (!this.opts.run) throw new Error('the relay was built without a worker runner (RelayOptions.run)');
+    const worker = this.opts.run(this.loop());
+    this.worker = worker;
+    this.unsubscribe = this.log.onAppend(() => worker.wake());
   }
 
   async stop(): Promise<void> {
-    this.running = false;
     this.unsubscribe?.();
-    this.wake?.();
-    await this.loop;
+    this.unsubscribe = undefined;
+    await this.worker?.stop();
+    this.worker = undefined;
     await this.flushDone().catch(() => {
       // The store is down: the leases run out and the rows are handed out again (at least once).
     });
@@ -116,32 +152,6 @@ export class Relay {
   private async flushDone(): Promise<void> {
     const done = this.done.splice(0);
     if (done.length > 0) await this.db.query(deleteOutboxRows(done));
-  }
-
-  private async run(): Promise<void> {
-    let backoff = 0;
-    while (this.running) {
-      let processed = 0;
-      try {
-        processed = await this.runOnce();
-        backoff = 0;
-      } catch (err) {
-        backoff = Math.min(backoff ? backoff * 2 : 100, this.opts.maxBackoffMs);
-        this.opts.logger?.error({ err, backoffMs: backoff }, 'outbox relay failed; backing off');
-      }
-      if (processed === 0 || backoff > 0 || !this.more) await this.sleep(backoff || this.opts.idleMs);
-    }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const t = setTimeout(done, ms);
-      function done() {
-        clearTimeout(t);
-        resolve();
-      }
-      this.wake = done;
-    });
   }
 
   /** Claims one batch and hands each row to the subscribers; returns how many rows it claimed. */

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AskApprovalArgs, ReportProgressArgs } from '../notify/schema.js';
 import type { ProgressResult } from '../notify/service.js';
 import type { ApprovalOutcome, ProgressSink } from './tools.js';
@@ -104,21 +105,9 @@ export class Gateway {
       );
       // A gateway that answers GET at once (no long poll) must not be polled in a tight loop.
       const left = waitSeconds * 1000 - (Date.now() - started);
-      if ((a.state ?? a.status) === 'pending' && left > 0) await sleep(Math.min(left, 1000), signal);
+      // An abort ends the wait early; the loop's next turn sees the aborted signal and returns.
+      if ((a.state ?? a.status) === 'pending' && left > 0)
+        await sleep(Math.min(left, 1000), undefined, { signal }).catch(() => {});
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        resolve();
-      },
-      { once: true },
-    );
-  });
 }

@@ -6,6 +6,7 @@ import type { McpSessions } from '../mcp/sessions.js';
 import { requireRole } from '../kernel/auth.js';
 import { readJson } from '../kernel/body.js';
 import type { Module, Services } from '../kernel/module.js';
+import { startWorker, type Worker } from '../kernel/worker.js';
 import { type NotifyConfig, notifyConfigSchema, routesSchema } from './config.js';
 import { gateContent } from './content.js';
 import { approvalDraft, stalledDraft, type Who } from './message.js';
@@ -43,10 +44,7 @@ export interface NotifyModuleOptions {
 export function notifyModule(opts: NotifyModuleOptions = {}): NotifyModule {
   let notifier: Notifier | undefined;
   let cfg: NotifyConfig | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let reminderTimer: NodeJS.Timeout | undefined;
-  let flushing: Promise<unknown> = Promise.resolve();
-  let reminding: Promise<unknown> | undefined;
+  let workers: Worker[] = [];
   let svc: Services | undefined;
   let sessions: McpSessions | undefined;
 
@@ -120,33 +118,31 @@ export function notifyModule(opts: NotifyModuleOptions = {}): NotifyModule {
         accepts: (t) => t === 'agent.task.resumed',
         handle: (event) => n.onResumed(event),
       });
-      timer = setInterval(() => {
-        flushing = n
-          .flushDue()
-          .catch((err: unknown) => services.logger.error({ err }, 'notify: digest flush failed'));
-      }, DIGEST_POLL_MS);
-      timer.unref();
       svc = services;
       const c = cfg;
-      reminderTimer = setInterval(() => {
-        // One pass at a time: a slow store must not stack passes that race for the same claims.
-        if (reminding) return;
-        reminding = remindExpiring(services, n, c)
-          .catch((err: unknown) => services.logger.error({ err }, 'notify: approval reminders failed'))
-          .finally(() => {
-            reminding = undefined;
-          });
-      }, REMINDER_POLL_MS);
-      reminderTimer.unref();
+      // One pass at a time each: a slow store must not stack passes that race for the same claims.
+      workers = [
+        startWorker({
+          name: 'notify.digests',
+          intervalMs: DIGEST_POLL_MS,
+          tick: async () => {
+            await n.flushDue();
+          },
+          onError: (err) => services.logger.error({ err }, 'notify: digest flush failed'),
+        }),
+        startWorker({
+          name: 'notify.reminders',
+          intervalMs: REMINDER_POLL_MS,
+          tick: async () => {
+            await remindExpiring(services, n, c);
+          },
+          onError: (err) => services.logger.error({ err }, 'notify: approval reminders failed'),
+        }),
+      ];
     },
 
     async stop() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      if (reminderTimer) clearInterval(reminderTimer);
-      reminderTimer = undefined;
-      await flushing;
-      await reminding;
+      await Promise.all(workers.splice(0).map((w) => w.stop()));
       svc = undefined;
       await sessions?.closeAll();
       notifier = undefined;

@@ -1,4 +1,5 @@
 import type { Module, Services } from '../kernel/module.js';
+import { startWorker, type Worker } from '../kernel/worker.js';
 import { replyKeyOf } from './key.js';
 import { replyRoutes } from './routes.js';
 import { Replies } from './service.js';
@@ -15,7 +16,7 @@ const SWEEP_MS = 3_600_000;
  */
 export function repliesModule(): Module {
   let replies: Replies | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  let sweeper: Worker | undefined;
   let svc: Services | undefined;
   const ensure = (services: Services): Replies => {
     replies ??= new Replies(services);
@@ -42,14 +43,16 @@ export function repliesModule(): Module {
         ownsInbox: true,
         handle: (event) => r.onDelivered(event, REPLY_CHANNEL_TYPES),
       });
-      timer = setInterval(() => {
-        r.sweep().catch((err: unknown) => svc?.logger.error({ err }, 'replies: sweep failed'));
-      }, SWEEP_MS);
-      timer.unref();
+      sweeper = startWorker({
+        name: 'replies.sweep',
+        intervalMs: SWEEP_MS,
+        tick: () => r.sweep(),
+        onError: (err) => svc?.logger.error({ err }, 'replies: sweep failed'),
+      });
     },
-    stop() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
+    async stop() {
+      await sweeper?.stop();
+      sweeper = undefined;
     },
   };
 }

@@ -11,6 +11,7 @@ import { KeyRing } from '../kernel/auth.js';
 import { createLogger } from '../kernel/logger.js';
 import { Metrics } from '../kernel/metrics.js';
 import type { Services } from '../kernel/module.js';
+import { startWorker } from '../kernel/worker.js';
 
 export interface BuildOptions {
   env?: NodeJS.ProcessEnv;
@@ -45,7 +46,7 @@ export async function buildServices(config: Config, opts: BuildOptions = {}): Pr
   const metrics = new Metrics({ defaultMetrics: opts.defaultMetrics ?? true });
   const defaults = { tenant_id: config.tenant.id, environment: config.tenant.environment };
   const log = new EventLog(db, defaults, now);
-  const relay = new Relay(db, log, { logger, now });
+  const relay = new Relay(db, log, { logger, now, run: startWorker });
   const keys = new KeyRing(config.auth.keys, env);
   return {
     config,

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Envelope, EnvelopeInput } from '../envelope/index.js';
+import { startWorker, type Worker, type WorkerSpec } from '../kernel/worker.js';
 import type { Db, Sql } from '../store/port.js';
 import { one } from '../store/port.js';
 import { PostgresDb } from '../store/postgres.js';
@@ -31,26 +32,39 @@ export interface Leadership {
 }
 
 /**
- * Watches tasks from outside the agent, so a hung agent is noticed even though it says nothing. A dumb
- * abortable loop: each tick asks the store for working tasks quiet for longer than `stallAfterMs` and
- * raises `agent.task.stalled` once per stall (the mark is cleared by the next `touch`).
+ * Watches tasks from outside the agent, so a hung agent is noticed even though it says nothing. A kernel
+ * worker: each tick asks the store for working tasks quiet for longer than `stallAfterMs` and raises
+ * `agent.task.stalled` once per stall (the mark is cleared by the next `touch`).
  */
 export class Supervisor {
-  private readonly abort = new AbortController();
-  private loop: Promise<void> | undefined;
+  private worker: Worker | undefined;
   private readonly leader: Leadership;
 
   constructor(private readonly deps: SupervisorDeps) {
     this.leader = deps.leader ?? defaultLeadership(deps.db);
   }
 
+  /** The loop as plain data, for whoever runs the workers (`start` below, for now). */
+  workerSpec(): WorkerSpec {
+    const intervalMs = this.deps.intervalMs;
+    return {
+      name: 'tasks.supervisor',
+      intervalMs,
+      immediate: true,
+      backoff: { minMs: Math.min(intervalMs * 2, MAX_BACKOFF_MS), maxMs: MAX_BACKOFF_MS, factor: 2 },
+      tick: async () => {
+        await this.tick();
+      },
+      onError: (err, retryInMs) => this.deps.logger.warn({ err, retryInMs }, 'task supervisor tick failed'),
+    };
+  }
+
   start(): void {
-    this.loop ??= this.run();
+    this.worker ??= startWorker(this.workerSpec());
   }
 
   async stop(): Promise<void> {
-    this.abort.abort();
-    await this.loop;
+    await this.worker?.stop();
     await this.leader.release();
   }
 
@@ -73,34 +87,6 @@ export class Supervisor {
     }
     return raised;
   }
-
-  private async run(): Promise<void> {
-    const signal = this.abort.signal;
-    let delay = this.deps.intervalMs;
-    while (!signal.aborted) {
-      try {
-        await this.tick();
-        delay = this.deps.intervalMs;
-      } catch (err) {
-        delay = Math.min(delay * 2, MAX_BACKOFF_MS);
-        this.deps.logger.warn({ err, retryInMs: delay }, 'task supervisor tick failed');
-      }
-      await sleep(delay, signal);
-    }
-  }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 export function defaultLeadership(db: Db): Leadership {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { type AnyChannelKind, channelKind, type Message, type SmtpTransport } from '../../channels/index.js';
 import type { Egress } from '../../egress/index.js';
 import type { EnvelopeInput } from '../../envelope/index.js';
+import { startWorker, type Worker, type WorkerSpec } from '../../kernel/worker.js';
 import type { EventLog } from '../../log/log.js';
 import type { Db } from '../../store/port.js';
 import type { DeliveryPolicies } from '../config.js';
@@ -22,11 +23,11 @@ import type { DeliveryMetrics } from './metrics.js';
 import * as q from './sql.js';
 
 /**
- * The delivery workers: a dumb, abortable loop. Each pass claims a batch of due rows (leased, so a
- * dead worker's rows come back), admits them per destination against the persisted breaker and
- * rate bucket, sends the admitted ones concurrently, and records every outcome, its event and the
- * endpoint's new state in one transaction. Several loops run per engine, and several engines may
- * share one PostgreSQL (`SKIP LOCKED`).
+ * The delivery workers: one kernel worker with `loops` lanes. Each pass claims a batch of due rows
+ * (leased, so a dead worker's rows come back), admits them per destination against the persisted
+ * breaker and rate bucket, sends the admitted ones concurrently, and records every outcome, its event
+ * and the endpoint's new state in one transaction. Several lanes run per engine, and several engines
+ * may share one PostgreSQL (`SKIP LOCKED`).
  */
 
 export { DEDUP_CHANNEL_TYPES } from './settle.js';
@@ -37,6 +38,7 @@ export const ENGINE_DEFAULTS = {
   pollMs: 250, // the core relay's interval; enqueues in this process wake the loop at once
   leaseMarginMs: 30_000, // beyond the attempt timeout: a slow commit must not let a live row be re-claimed
   sweepEveryMs: 1_000,
+  maxBackoffMs: 10_000, // a failing pass (store down) doubles its wait from pollMs up to this; a wake cuts it short
 } as const;
 
 export interface ChannelEntry {
@@ -78,12 +80,7 @@ export class DeliveryEngine {
   private readonly loops: number;
   private readonly pollMs: number;
   private readonly leaseMs: number;
-  private stopping = new AbortController();
-  private running: Promise<void>[] = [];
-  /** Idle loops, oldest first: a wake starts one of them, not all (the others would claim nothing). */
-  private wakers = new Set<() => void>();
-  /** A wake that found every loop busy: the next loop to finish its pass runs another at once. */
-  private wakePending = false;
+  private worker: Worker | undefined;
   private lastSweep = 0;
   private readonly parsed = new WeakMap<object, Map<string, unknown>>();
 
@@ -94,59 +91,42 @@ export class DeliveryEngine {
     this.leaseMs = o.leaseMs ?? o.policies.timeoutMs + ENGINE_DEFAULTS.leaseMarginMs;
   }
 
+  /**
+   * The engine's loops as one worker with `loops` lanes rather than `loops` workers: the worker's lanes
+   * already give "a wake starts one idle lane, and a wake that finds every lane busy is kept", which
+   * separate workers could only share through state of the engine's own (wake.test.ts pins it).
+   */
+  workerSpec(): WorkerSpec {
+    return {
+      name: 'delivery',
+      intervalMs: this.pollMs,
+      immediate: true,
+      concurrency: this.loops,
+      backoff: { minMs: this.pollMs, maxMs: Math.max(this.pollMs, ENGINE_DEFAULTS.maxBackoffMs), factor: 2 },
+      // A claim short of a batch left nothing due behind it: rows enqueued since then wake a lane
+      // themselves, so claiming again at once would only find nothing.
+      tick: async () => (await this.pass()).full,
+      onError: (err, retryInMs) =>
+        this.o.logger?.error({ err, retryInMs }, 'delivery pass failed; retrying after a back-off'),
+    };
+  }
+
   start(): void {
-    if (this.running.length > 0) return;
-    this.stopping = new AbortController();
-    for (let i = 0; i < this.loops; i++) this.running.push(this.loop());
+    this.worker ??= startWorker(this.workerSpec());
   }
 
   async stop(): Promise<void> {
-    this.stopping.abort();
-    for (const w of this.wakers) w();
-    this.wakers.clear();
-    await Promise.all(this.running);
-    this.running = [];
+    await this.worker?.stop();
+    this.worker = undefined;
   }
 
   /**
-   * Something was enqueued or became due: one idle loop runs a pass now instead of at the next poll.
-   * Waking every loop made the others claim nothing, each in a write transaction of its own (the
-   * notify bench counted five claim passes per delivery); a wake while all loops are busy is kept.
+   * Something was enqueued or became due: one idle lane runs a pass now instead of at the next poll.
+   * Waking every lane made the others claim nothing, each in a write transaction of its own (the
+   * notify bench counted five claim passes per delivery); a wake while all lanes are busy is kept.
    */
   wake(): void {
-    const [first] = this.wakers;
-    if (first) {
-      this.wakers.delete(first);
-      first();
-    } else this.wakePending = true;
-  }
-
-  private async loop(): Promise<void> {
-    const signal = this.stopping.signal;
-    while (!signal.aborted) {
-      let full = false;
-      try {
-        ({ full } = await this.pass());
-      } catch (err) {
-        this.o.logger?.error({ err }, 'delivery pass failed; retrying after the poll interval');
-      }
-      if (signal.aborted) continue;
-      // A claim short of a batch left nothing due behind it: rows enqueued since then wake a loop
-      // themselves, so claiming again at once would only find nothing.
-      if (full || this.wakePending) {
-        this.wakePending = false;
-        continue;
-      }
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(t);
-          this.wakers.delete(done);
-          resolve();
-        };
-        const t = setTimeout(done, this.pollMs);
-        this.wakers.add(done);
-      });
-    }
+    this.worker?.wake();
   }
 
   /** One pass: sweep expired leases (at most once a second), claim, send, record. Returns rows claimed. */

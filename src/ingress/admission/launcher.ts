@@ -1,5 +1,6 @@
 import type { Envelope } from '../../envelope/index.js';
 import type { Services } from '../../kernel/module.js';
+import { startWorker, type Worker } from '../../kernel/worker.js';
 import type { LaunchRequest } from '../../server/ports.js';
 import { markDelivery } from '../pipeline/deliveries.js';
 import { readFacts } from '../pipeline/facts.js';
@@ -36,8 +37,7 @@ export const TASK_TERMINAL_TYPES = new Set([
  * before the launch, and the partial unique index refuses a second active run for the same key.
  */
 export class Launcher {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number> | undefined;
+  private worker: Worker | undefined;
 
   constructor(
     private readonly services: Services,
@@ -47,27 +47,26 @@ export class Launcher {
   ) {}
 
   start(): void {
-    this.timer ??= setInterval(() => this.kick(), LAUNCH_TICK_MS);
-    this.timer.unref();
+    if (!this.auto) return;
+    this.worker ??= startWorker({
+      name: 'ingress.launcher',
+      intervalMs: LAUNCH_TICK_MS,
+      tick: async () => {
+        await this.runDue();
+      },
+      onError: (err) =>
+        this.services.logger.error({ err }, 'ingress launcher failed; retrying after a back-off'),
+    });
   }
 
-  stop(): Promise<number> | undefined {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    return this.running;
+  async stop(): Promise<void> {
+    await this.worker?.stop();
+    this.worker = undefined;
   }
 
-  /** Launches soon, off the caller's path; a no-op while one pass is running (it re-reads the table). */
+  /** Launches soon, off the caller's path; during a pass, one more pass runs right after it. */
   kick(): void {
-    if (!this.auto || this.running) return;
-    this.running = this.runDue()
-      .catch((err: unknown) => {
-        this.services.logger.error({ err }, 'ingress launcher failed; retrying on the next tick');
-        return 0;
-      })
-      .finally(() => {
-        this.running = undefined;
-      });
+    this.worker?.wake();
   }
 
   /** Launches what is due now; returns how many runs were launched. */
