@@ -74,6 +74,8 @@ export function startWorker(spec: WorkerSpec, logger?: Logger): Worker {
   const sleepers: (() => void)[] = [];
   /** A wake that found no lane asleep. */
   let pending = false;
+  /** `signal.aborted`, as a plain local: it is read on every pass of a loop that may run very often. */
+  let stopping = false;
   let running = true;
 
   function sleep(ms: number): Promise<void> {
@@ -93,7 +95,7 @@ export function startWorker(spec: WorkerSpec, logger?: Logger): Worker {
   async function lane(): Promise<void> {
     let failedWait = 0;
     if (!spec.immediate) await sleep(interval);
-    while (!signal.aborted) {
+    while (!stopping) {
       let more = false;
       try {
         more = (await spec.tick(signal)) === true;
@@ -101,9 +103,9 @@ export function startWorker(spec: WorkerSpec, logger?: Logger): Worker {
       } catch (err) {
         failedWait = failedWait === 0 ? Math.min(minMs, maxMs) : Math.min(failedWait * factor, maxMs);
         // An error raised because stop() aborted the pass is the stop, not a failure.
-        if (!signal.aborted) onError(err, failedWait);
+        if (!stopping) onError(err, failedWait);
       }
-      if (signal.aborted) break;
+      if (stopping) break;
       if (failedWait === 0 && (more || pending)) {
         pending = false;
         continue;
@@ -129,6 +131,7 @@ export function startWorker(spec: WorkerSpec, logger?: Logger): Worker {
       else pending = true;
     },
     stop() {
+      stopping = true;
       abort.abort();
       for (const wakeUp of sleepers.splice(0)) wakeUp();
       return stopped;
