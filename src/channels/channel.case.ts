@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ChannelKind, FormatContext, Message, SendDeps } from './channel.js';
-import { ELLIPSIS, measure } from './text.js';
+import type { ChannelKind, FormatContext, SendDeps } from './channel.js';
+import type { Message } from '../notify/port.js';
+import { ELLIPSIS, measure } from '../text/index.js';
 
 /**
  * The suite every channel kind passes (hono's `*.case` pattern). Each channel's test calls

@@ -1,11 +1,11 @@
 import { z } from 'zod';
+import type { Message } from '../notify/port.js';
 import {
   ChannelConfigError,
   TargetRefusedError,
   type FormatContext,
   type HttpRequest,
   type HttpResponse,
-  type Message,
   type SendDeps,
   type SendResult,
 } from './channel.js';

@@ -3,7 +3,7 @@ export * from './channel.js';
 export { type ChannelProblem, type ConfiguredChannel, checkChannels, parseChannels } from './config.js';
 export { SEND_TIMEOUT_MS } from './http.js';
 export { type AnyChannelKind, CHANNEL_KINDS, type ChannelType, channelKind } from './registry.js';
-export { labels, stripMassMentions, truncate } from './text.js';
+export { labels } from './text.js';
 export { alertmanager } from './alertmanager/index.js';
 export { dingtalk } from './dingtalk/index.js';
 export { discord } from './discord/index.js';

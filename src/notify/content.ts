@@ -1,5 +1,5 @@
-import { stripMassMentions, truncate } from '../channels/text.js';
 import { maskSecrets, type SecretKind, scanSecrets } from '../scan/secrets.js';
+import { stripMassMentions, truncate } from '../text/index.js';
 
 /**
  * The content gate: the last pure step before a report becomes a message. Everything here is a

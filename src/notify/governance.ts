@@ -1,4 +1,4 @@
-import type { Severity, Stage } from '../channels/channel.js';
+import type { Severity, Stage } from './port.js';
 
 /**
  * When to speak (seed 000's table) as pure decisions over a task's stored counters. The caller loads

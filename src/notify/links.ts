@@ -1,4 +1,4 @@
-import type { ApprovalActions } from '../channels/channel.js';
+import type { ApprovalActions } from './port.js';
 import type { Services } from '../kernel/module.js';
 
 interface ApprovalLinkSource {

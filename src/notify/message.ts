@@ -1,4 +1,4 @@
-import type { ApprovalActions, Locale, Message, Severity, Stage } from '../channels/channel.js';
+import type { ApprovalActions, Locale, Message, Severity, Stage } from './port.js';
 import { applyAliases, type ContentInput } from './content.js';
 import type { Digest } from './governance.js';
 

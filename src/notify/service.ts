@@ -1,4 +1,4 @@
-import type { Message, Severity, Stage } from '../channels/channel.js';
+import type { Message, Severity, Stage } from './port.js';
 import { causedBy, type Envelope, type EnvelopeInput, sha256Hex } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import type { Principal, Services } from '../kernel/module.js';

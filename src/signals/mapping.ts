@@ -1,4 +1,4 @@
-import type { Severity, Stage } from '../channels/channel.js';
+import type { Severity, Stage } from '../notify/port.js';
 import type { SignalKind } from './config.js';
 
 type Json = Record<string, unknown>;

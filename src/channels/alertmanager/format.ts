@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import type { FormatContext, HttpRequest, Message, Severity } from '../channel.js';
+import type { FormatContext, HttpRequest } from '../channel.js';
+import type { Message, Severity } from '../../notify/port.js';
 import { envName, httpUrl, JSON_HEADERS, requireSecret } from '../http.js';
-import { headline, plainText, sanitize, truncate } from '../text.js';
+import { headline, plainText, sanitize } from '../text.js';
+import { truncate } from '../../text/index.js';
 
 const labelName = z
   .string()

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
-import type { FormatContext, HttpRequest, Message } from '../channel.js';
+import type { FormatContext, HttpRequest } from '../channel.js';
+import type { Message } from '../../notify/port.js';
 import {
   envName,
   exactlyOneUrl,
@@ -10,7 +11,8 @@ import {
   resolveUrl,
   urlOrEnv,
 } from '../http.js';
-import { headline, labels, plainText, sanitize, truncate } from '../text.js';
+import { headline, labels, plainText, sanitize } from '../text.js';
+import { truncate } from '../../text/index.js';
 
 export const dingtalkConfig = z
   .strictObject({

@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import type { FormatContext, HttpRequest, Message, Severity } from '../channel.js';
+import type { FormatContext, HttpRequest } from '../channel.js';
+import type { Message, Severity } from '../../notify/port.js';
 import { exactlyOneUrl, JSON_HEADERS, ONE_URL, resolveUrl, urlOrEnv } from '../http.js';
-import { contextLines, fitText, headline, labels, sanitize, truncate } from '../text.js';
+import { contextLines, fitText, headline, labels, sanitize } from '../text.js';
+import { truncate } from '../../text/index.js';
 
 export const discordConfig = z
   .strictObject({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { FormatContext, Message, SmtpMail } from '../channel.js';
+import type { FormatContext, SmtpMail } from '../channel.js';
+import type { Message } from '../../notify/port.js';
 import { envName } from '../http.js';
 import { headline, labels, plainText, sanitize } from '../text.js';
 

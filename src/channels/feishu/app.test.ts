@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { feishuClick } from '../../callbacks/click.js';
-import type { HttpPost, Message, SendDeps } from '../channel.js';
+import type { HttpPost, SendDeps } from '../channel.js';
+import type { Message } from '../../notify/port.js';
 import { ACTIONS, approvalMessage, NOW, sampleMessage } from '../channel.case.js';
 import { checkChannels } from '../config.js';
 import { fetchPost } from '../testing.js';

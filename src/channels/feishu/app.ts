@@ -2,11 +2,11 @@ import {
   ChannelConfigError,
   type HttpRequest,
   type HttpResponse,
-  type Message,
   type SendDeps,
   type SendResult,
   TargetRefusedError,
 } from '../channel.js';
+import type { Message } from '../../notify/port.js';
 import {
   classifyStatus,
   isRecord,

@@ -1,8 +1,10 @@
 import { createHash, createHmac } from 'node:crypto';
 import { z } from 'zod';
-import type { FormatContext, HttpRequest, Message, Severity } from '../channel.js';
+import type { FormatContext, HttpRequest } from '../channel.js';
+import type { Message, Severity } from '../../notify/port.js';
 import { envName, httpUrl, JSON_HEADERS, requireSecret, resolveUrl, urlOrEnv } from '../http.js';
-import { headline, labels, plainText, sanitize, truncate } from '../text.js';
+import { headline, labels, plainText, sanitize } from '../text.js';
+import { truncate } from '../../text/index.js';
 
 /** The open platform of Feishu; Lark tenants use `https://open.larksuite.com`. */
 export const FEISHU_OPEN_API = 'https://open.feishu.cn';

@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import type { FormatContext, HttpRequest, Message, Severity, Stage } from '../channel.js';
+import type { FormatContext, HttpRequest } from '../channel.js';
+import type { Message, Severity, Stage } from '../../notify/port.js';
 import { envName, httpUrl, JSON_HEADERS, requireSecret } from '../http.js';
-import { headline, labels, plainText, sanitize, truncate } from '../text.js';
+import { headline, labels, plainText, sanitize } from '../text.js';
+import { truncate } from '../../text/index.js';
 
 export const ntfyConfig = z.strictObject({
   type: z.literal('ntfy'),

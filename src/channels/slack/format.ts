@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import type { FormatContext, HttpRequest, Message } from '../channel.js';
+import type { FormatContext, HttpRequest } from '../channel.js';
+import type { Message } from '../../notify/port.js';
 import { envName, httpUrl, JSON_HEADERS, requireSecret, urlOrEnv } from '../http.js';
-import { contextLines, fitText, headline, labels, linkLines, sanitize, truncate } from '../text.js';
+import { contextLines, fitText, headline, labels, linkLines, sanitize } from '../text.js';
+import { truncate } from '../../text/index.js';
 
 /** chat.postMessage; overridable for Slack-compatible servers and tests. */
 export const SLACK_API_URL = 'https://slack.com/api/chat.postMessage';

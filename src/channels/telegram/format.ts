@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { FormatContext, HttpRequest, Message } from '../channel.js';
+import type { FormatContext, HttpRequest } from '../channel.js';
+import type { Message } from '../../notify/port.js';
 import { envName, httpUrl, JSON_HEADERS, requireSecret } from '../http.js';
 import { labels, plainText, sanitize } from '../text.js';
 

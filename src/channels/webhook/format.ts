@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { signWebhook, webhookTimestamp } from '../../egress/index.js';
-import { ChannelConfigError, type FormatContext, type HttpRequest, type Message } from '../channel.js';
+import { ChannelConfigError, type FormatContext, type HttpRequest } from '../channel.js';
+import type { Message } from '../../notify/port.js';
 import { envName, httpUrl, JSON_HEADERS, requireSecret } from '../http.js';
-import { plainText, sanitize, truncate } from '../text.js';
+import { plainText, sanitize } from '../text.js';
+import { truncate } from '../../text/index.js';
 
 export const webhookConfig = z.strictObject({
   type: z.literal('webhook'),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { FormatContext, HttpRequest, Message } from '../channel.js';
+import type { FormatContext, HttpRequest } from '../channel.js';
+import type { Message } from '../../notify/port.js';
 import { exactlyOneUrl, JSON_HEADERS, ONE_URL, resolveUrl, urlOrEnv } from '../http.js';
 import { fitText, headline, labels, contextLines, sanitize } from '../text.js';
 

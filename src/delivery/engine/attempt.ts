@@ -2,10 +2,10 @@ import type {
   AnyChannelKind,
   SendResult as ChannelResult,
   HttpPost,
-  Message,
   SmtpTransport,
 } from '../../channels/index.js';
 import type { Egress, SendResult } from '../../egress/index.js';
+import type { Message } from '../../notify/port.js';
 import { classify, nextAttemptAt, type Outcome, type RetryPolicy, type Verdict } from '../retry.js';
 
 /**

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
-import { type AnyChannelKind, channelKind, type Message, type SmtpTransport } from '../../channels/index.js';
+import { type AnyChannelKind, channelKind, type SmtpTransport } from '../../channels/index.js';
 import type { Egress } from '../../egress/index.js';
+import type { Message } from '../../notify/port.js';
 import type { EnvelopeInput } from '../../envelope/index.js';
 import { startWorker, type Worker, type WorkerSpec } from '../../kernel/worker.js';
 import type { EventLog } from '../../log/log.js';

@@ -1,4 +1,4 @@
-import type { Message } from '../../channels/index.js';
+import type { Message } from '../../notify/port.js';
 import { loopbackOnly } from '../../egress/testing.js';
 import type { Dialect } from '../../store/port.js';
 import { coreModule } from '../../server/core-routes.js';

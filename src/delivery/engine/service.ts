@@ -1,4 +1,4 @@
-import type { Message } from '../../channels/index.js';
+import type { Message } from '../../notify/port.js';
 import { type EnvelopeInput, newId } from '../../envelope/index.js';
 import { AppError } from '../../errors/index.js';
 import type { EventLog } from '../../log/log.js';

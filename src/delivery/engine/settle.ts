@@ -1,4 +1,4 @@
-import type { Message } from '../../channels/index.js';
+import type { Message } from '../../notify/port.js';
 import type { EnvelopeInput } from '../../envelope/index.js';
 import { attemptRecord } from '../events.js';
 import type { SendResult } from '../../egress/index.js';
