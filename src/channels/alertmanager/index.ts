@@ -1,5 +1,6 @@
-import type { ChannelKind, HttpResponse, SendResult } from '../channel.js';
-import { classifyStatus, sendHttp } from '../http.js';
+import type { HttpResponse, SendResult } from '../channel.js';
+import { defineHttpChannel } from '../define.js';
+import { classifyStatus } from '../http.js';
 import {
   ALERT_DESCRIPTION_MAX_BYTES,
   type AlertmanagerConfig,
@@ -12,7 +13,7 @@ export function parseAlertmanagerResult(res: HttpResponse): SendResult {
   return classifyStatus(res) ?? { kind: 'ok' };
 }
 
-export const alertmanager: ChannelKind<AlertmanagerConfig> = {
+export const alertmanager = defineHttpChannel<AlertmanagerConfig>({
   type: 'alertmanager',
   configSchema: alertmanagerConfig,
   buttons: false,
@@ -20,8 +21,6 @@ export const alertmanager: ChannelKind<AlertmanagerConfig> = {
   lengthUnit: 'bytes',
   format: formatAlertmanager,
   parseResult: parseAlertmanagerResult,
-  send: (msg, config, deps) =>
-    sendHttp({ format: formatAlertmanager, parseResult: parseAlertmanagerResult }, msg, config, deps),
-};
+});
 
 export { alertmanagerConfig, formatAlertmanager, type AlertmanagerConfig };

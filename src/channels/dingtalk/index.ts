@@ -1,5 +1,6 @@
-import type { ChannelKind, HttpResponse, SendResult } from '../channel.js';
-import { classifyStatus, isRecord, parseJson, providerText, sendHttp } from '../http.js';
+import type { HttpResponse, SendResult } from '../channel.js';
+import { defineHttpChannel } from '../define.js';
+import { classifyStatus, isRecord, parseJson, providerText } from '../http.js';
 import {
   DINGTALK_TEXT_MAX_CHARS,
   type DingtalkConfig,
@@ -25,7 +26,7 @@ export function parseDingtalkResult(res: HttpResponse): SendResult {
   return RETRYABLE_CODES.has(code) ? { kind: 'retry', error: text } : { kind: 'dead', reason: text };
 }
 
-export const dingtalk: ChannelKind<DingtalkConfig> = {
+export const dingtalk = defineHttpChannel<DingtalkConfig>({
   type: 'dingtalk',
   configSchema: dingtalkConfig,
   buttons: true,
@@ -33,8 +34,6 @@ export const dingtalk: ChannelKind<DingtalkConfig> = {
   lengthUnit: 'chars',
   format: formatDingtalk,
   parseResult: parseDingtalkResult,
-  send: (msg, config, deps) =>
-    sendHttp({ format: formatDingtalk, parseResult: parseDingtalkResult }, msg, config, deps),
-};
+});
 
 export { dingtalkConfig, dingtalkSign, formatDingtalk, type DingtalkConfig };

@@ -1,5 +1,6 @@
-import type { ChannelKind, HttpResponse, SendResult } from '../channel.js';
-import { classifyStatus, isRecord, parseJson, providerText, sendHttp } from '../http.js';
+import type { HttpResponse, SendResult } from '../channel.js';
+import { defineHttpChannel, resultFromVerdict } from '../define.js';
+import { classifyStatus, isRecord, parseJson, providerText } from '../http.js';
 import { DISCORD_DESCRIPTION_MAX_CHARS, type DiscordConfig, discordConfig, formatDiscord } from './format.js';
 
 /**
@@ -32,14 +33,9 @@ export function discordVerdict(res: HttpResponse): SendResult | undefined {
   return { kind: 'dead', reason: `not a Discord message: ${providerText(res.body)}` };
 }
 
-export function parseDiscordResult(res: HttpResponse): SendResult {
-  return (
-    discordVerdict(res) ??
-    classifyStatus(res) ?? { kind: 'dead', reason: `not a Discord message: ${providerText(res.body)}` }
-  );
-}
+export const parseDiscordResult = resultFromVerdict(discordVerdict, 'not a Discord message');
 
-export const discord: ChannelKind<DiscordConfig> = {
+export const discord = defineHttpChannel<DiscordConfig>({
   type: 'discord',
   configSchema: discordConfig,
   buttons: false,
@@ -48,8 +44,6 @@ export const discord: ChannelKind<DiscordConfig> = {
   format: formatDiscord,
   parseResult: parseDiscordResult,
   verdict: discordVerdict,
-  send: (msg, config, deps) =>
-    sendHttp({ format: formatDiscord, parseResult: parseDiscordResult }, msg, config, deps),
-};
+});
 
 export { discordConfig, formatDiscord, type DiscordConfig };

@@ -16,6 +16,7 @@ import {
   providerText,
   SEND_TIMEOUT_MS,
 } from '../http.js';
+import { resultFromVerdict } from '../define.js';
 import { type FeishuAppConfig, type FeishuConfig, formatFeishu, openApiBase } from './format.js';
 
 /**
@@ -107,12 +108,7 @@ export function feishuVerdict(res: HttpResponse): SendResult | undefined {
 }
 
 /** Only `code == 0` (or the legacy `StatusCode == 0`) on a 2xx is delivery. */
-export function parseFeishuResult(res: HttpResponse): SendResult {
-  return (
-    feishuVerdict(res) ??
-    classifyStatus(res) ?? { kind: 'dead', reason: `not a Feishu answer: ${providerText(res.body)}` }
-  );
-}
+export const parseFeishuResult = resultFromVerdict(feishuVerdict, 'not a Feishu answer');
 
 /** One POST through the injected (guarded) sender; a refused target is dead, a failure retried. */
 async function post(deps: SendDeps, req: HttpRequest): Promise<HttpResponse | Failure> {

@@ -1,5 +1,5 @@
 import type { ChannelKind } from '../channel.js';
-import { sendHttp } from '../http.js';
+import { defineHttpChannel } from '../define.js';
 import {
   clearFeishuTokens,
   feishuVerdict,
@@ -19,11 +19,8 @@ import {
   formatFeishu,
 } from './format.js';
 
-/**
- * Two modes of one kind: a custom-bot webhook (one signed POST, link buttons) or, with `app:`, an
- * app bot (token, then `im/v1/messages`, callback buttons that `src/callbacks` verifies).
- */
-export const feishu: ChannelKind<FeishuConfig> = {
+/** The custom-bot webhook: one signed POST, link buttons. */
+const webhookMode = defineHttpChannel<FeishuConfig>({
   type: 'feishu',
   configSchema: feishuConfig,
   buttons: true,
@@ -32,10 +29,16 @@ export const feishu: ChannelKind<FeishuConfig> = {
   format: formatFeishu,
   parseResult: parseFeishuResult,
   verdict: feishuVerdict,
+});
+
+/**
+ * Two modes of one kind: the custom-bot webhook or, with `app:`, an app bot (token, then
+ * `im/v1/messages`, callback buttons that `src/callbacks` verifies). Only sending differs.
+ */
+export const feishu: ChannelKind<FeishuConfig> = {
+  ...webhookMode,
   send: (msg, config, deps) =>
-    config.app
-      ? sendFeishuApp(msg, config, config.app, deps)
-      : sendHttp({ format: formatFeishu, parseResult: parseFeishuResult }, msg, config, deps),
+    config.app ? sendFeishuApp(msg, config, config.app, deps) : webhookMode.send(msg, config, deps),
 };
 
 export {

@@ -1,5 +1,6 @@
-import type { ChannelKind, HttpResponse, SendResult } from '../channel.js';
-import { classifyStatus, isRecord, parseJson, providerText, sendHttp } from '../http.js';
+import type { HttpResponse, SendResult } from '../channel.js';
+import { defineHttpChannel } from '../define.js';
+import { classifyStatus, isRecord, parseJson, providerText } from '../http.js';
 import { formatNtfy, NTFY_MAX_BYTES, ntfyConfig, type NtfyConfig } from './format.js';
 
 /** ntfy answers a publish with the stored message (`event: "message"`, `id`); anything else was not delivered. */
@@ -13,7 +14,7 @@ export function parseNtfyResult(res: HttpResponse): SendResult {
   return { kind: 'dead', reason: `not an ntfy publish answer: ${providerText(res.body)}` };
 }
 
-export const ntfy: ChannelKind<NtfyConfig> = {
+export const ntfy = defineHttpChannel<NtfyConfig>({
   type: 'ntfy',
   configSchema: ntfyConfig,
   buttons: true,
@@ -21,8 +22,6 @@ export const ntfy: ChannelKind<NtfyConfig> = {
   lengthUnit: 'bytes',
   format: formatNtfy,
   parseResult: parseNtfyResult,
-  send: (msg, config, deps) =>
-    sendHttp({ format: formatNtfy, parseResult: parseNtfyResult }, msg, config, deps),
-};
+});
 
 export { formatNtfy, ntfyConfig, type NtfyConfig };

@@ -1,5 +1,6 @@
-import type { ChannelKind, HttpResponse, SendResult } from '../channel.js';
-import { classifyStatus, isRecord, parseJson, providerText, retryAfterMs, sendHttp } from '../http.js';
+import type { HttpResponse, SendResult } from '../channel.js';
+import { defineHttpChannel, resultFromVerdict } from '../define.js';
+import { isRecord, parseJson, providerText, retryAfterMs } from '../http.js';
 import { formatSlack, SLACK_SECTION_MAX_CHARS, type SlackConfig, slackConfig } from './format.js';
 
 // Web API errors that pass with time; every other `error` (invalid_auth, channel_not_found,
@@ -38,14 +39,9 @@ export function slackVerdict(res: HttpResponse): SendResult | undefined {
 }
 
 /** Either way only an explicit ok is delivery. */
-export function parseSlackResult(res: HttpResponse): SendResult {
-  return (
-    slackVerdict(res) ??
-    classifyStatus(res) ?? { kind: 'dead', reason: `not a Slack answer: ${providerText(res.body)}` }
-  );
-}
+export const parseSlackResult = resultFromVerdict(slackVerdict, 'not a Slack answer');
 
-export const slack: ChannelKind<SlackConfig> = {
+export const slack = defineHttpChannel<SlackConfig>({
   type: 'slack',
   configSchema: slackConfig,
   buttons: true,
@@ -54,9 +50,7 @@ export const slack: ChannelKind<SlackConfig> = {
   format: formatSlack,
   parseResult: parseSlackResult,
   verdict: slackVerdict,
-  send: (msg, config, deps) =>
-    sendHttp({ format: formatSlack, parseResult: parseSlackResult }, msg, config, deps),
-};
+});
 
 export { formatSlack, slackConfig, type SlackConfig };
 export { SLACK_APPROVE_ACTION, SLACK_REJECT_ACTION } from './format.js';

@@ -1,5 +1,6 @@
-import type { ChannelKind, HttpResponse, SendResult } from '../channel.js';
-import { classifyStatus, isRecord, parseJson, providerText, sendHttp } from '../http.js';
+import type { HttpResponse, SendResult } from '../channel.js';
+import { defineHttpChannel, resultFromVerdict } from '../define.js';
+import { classifyStatus, isRecord, parseJson, providerText } from '../http.js';
 import { formatTelegram, TELEGRAM_TEXT_MAX_CHARS, type TelegramConfig, telegramConfig } from './format.js';
 
 /**
@@ -32,14 +33,9 @@ export function telegramVerdict(res: HttpResponse): SendResult | undefined {
   return { kind: 'dead', reason: text };
 }
 
-export function parseTelegramResult(res: HttpResponse): SendResult {
-  return (
-    telegramVerdict(res) ??
-    classifyStatus(res) ?? { kind: 'dead', reason: `not a Bot API answer: ${providerText(res.body)}` }
-  );
-}
+export const parseTelegramResult = resultFromVerdict(telegramVerdict, 'not a Bot API answer');
 
-export const telegram: ChannelKind<TelegramConfig> = {
+export const telegram = defineHttpChannel<TelegramConfig>({
   type: 'telegram',
   configSchema: telegramConfig,
   buttons: true,
@@ -48,8 +44,6 @@ export const telegram: ChannelKind<TelegramConfig> = {
   format: formatTelegram,
   parseResult: parseTelegramResult,
   verdict: telegramVerdict,
-  send: (msg, config, deps) =>
-    sendHttp({ format: formatTelegram, parseResult: parseTelegramResult }, msg, config, deps),
-};
+});
 
 export { callbackData, formatTelegram, telegramConfig, type TelegramConfig } from './format.js';

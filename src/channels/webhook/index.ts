@@ -1,5 +1,6 @@
-import type { ChannelKind, HttpResponse, SendResult } from '../channel.js';
-import { classifyStatus, sendHttp } from '../http.js';
+import type { HttpResponse, SendResult } from '../channel.js';
+import { defineHttpChannel } from '../define.js';
+import { classifyStatus } from '../http.js';
 import { formatWebhook, WEBHOOK_TEXT_MAX_BYTES, type WebhookConfig, webhookConfig } from './format.js';
 
 /**
@@ -15,7 +16,7 @@ export function parseWebhookResult(res: HttpResponse): SendResult {
   return { kind: 'ok' };
 }
 
-export const webhook: ChannelKind<WebhookConfig> = {
+export const webhook = defineHttpChannel<WebhookConfig>({
   type: 'webhook',
   configSchema: webhookConfig,
   buttons: false,
@@ -23,8 +24,6 @@ export const webhook: ChannelKind<WebhookConfig> = {
   lengthUnit: 'bytes',
   format: formatWebhook,
   parseResult: parseWebhookResult,
-  send: (msg, config, deps) =>
-    sendHttp({ format: formatWebhook, parseResult: parseWebhookResult }, msg, config, deps),
-};
+});
 
 export { formatWebhook, webhookConfig, type WebhookConfig };

@@ -1,5 +1,6 @@
-import type { ChannelKind, HttpResponse, SendResult } from '../channel.js';
-import { classifyStatus, isRecord, parseJson, providerText, sendHttp } from '../http.js';
+import type { HttpResponse, SendResult } from '../channel.js';
+import { defineHttpChannel } from '../define.js';
+import { classifyStatus, isRecord, parseJson, providerText } from '../http.js';
 import { formatWecom, WECOM_MARKDOWN_MAX_BYTES, type WecomConfig, wecomConfig } from './format.js';
 
 // 45009: API frequency limit (20 a minute per robot); -1: system busy. Both pass with time.
@@ -18,7 +19,7 @@ export function parseWecomResult(res: HttpResponse): SendResult {
   return RETRYABLE_CODES.has(code) ? { kind: 'retry', error: text } : { kind: 'dead', reason: text };
 }
 
-export const wecom: ChannelKind<WecomConfig> = {
+export const wecom = defineHttpChannel<WecomConfig>({
   type: 'wecom',
   configSchema: wecomConfig,
   // Template-card buttons call back into a WeCom app only; a group robot carries the page link.
@@ -27,8 +28,6 @@ export const wecom: ChannelKind<WecomConfig> = {
   lengthUnit: 'bytes',
   format: formatWecom,
   parseResult: parseWecomResult,
-  send: (msg, config, deps) =>
-    sendHttp({ format: formatWecom, parseResult: parseWecomResult }, msg, config, deps),
-};
+});
 
 export { formatWecom, wecomConfig, type WecomConfig };
