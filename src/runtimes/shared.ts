@@ -199,3 +199,8 @@ export function verdictFor(d: Decision, original: Json | undefined, can: ReplyAb
 export function removedKeys(original: Json, next: Json): string[] {
   return Object.keys(original).filter((key) => !Object.hasOwn(next, key));
 }
+
+/** Claude Code's `hookSpecificOutput` (which Codex copies): the event name first, then the answer. */
+export function hookSpecific(hookEventName: string, answer: Json): Json {
+  return { hookSpecificOutput: { hookEventName, ...answer } };
+}

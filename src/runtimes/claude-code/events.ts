@@ -1,5 +1,4 @@
-import type { Capability, CapabilityMatrix } from '../runtime.js';
-import type { EventType } from '../../envelope/index.js';
+import type { EventRow } from '../define.js';
 
 /**
  * How Claude Code lets each event be answered (reference/runtimes.md §1.5–1.6):
@@ -12,16 +11,9 @@ import type { EventType } from '../../envelope/index.js';
  */
 export type ReplyStyle = 'pre_tool' | 'permission' | 'top_block' | 'exit2' | 'elicitation' | 'none';
 
-interface Row {
-  capability: Capability;
-  envelopeType: EventType;
-  style: ReplyStyle;
-  notes?: string;
-}
-
 const NO_TYPE = 'no dedicated event type yet; recorded as agent.runtime.unrecognized with its name';
 
-export const CLAUDE_CODE_EVENTS: Record<string, Row> = {
+export const CLAUDE_CODE_EVENTS: Record<string, EventRow<ReplyStyle>> = {
   SessionStart: {
     capability: 'observe_only',
     envelopeType: 'agent.session.started',
@@ -172,7 +164,3 @@ export const CLAUDE_CODE_EVENTS: Record<string, Row> = {
     notes: '1.5 s shared budget',
   },
 };
-
-export const CLAUDE_CODE_CAPABILITIES: CapabilityMatrix = Object.fromEntries(
-  Object.entries(CLAUDE_CODE_EVENTS).map(([name, { style: _style, ...capability }]) => [name, capability]),
-);

@@ -1,21 +1,13 @@
-import type { EventType } from '../../envelope/index.js';
-import type { Capability, CapabilityMatrix } from '../runtime.js';
+import type { EventRow } from '../define.js';
 
 /** `pre_tool` and `permission` carry the gate's decision; `top_block` is `{"decision":"block","reason"}`. */
 export type ReplyStyle = 'pre_tool' | 'permission' | 'top_block' | 'none';
-
-interface Row {
-  capability: Capability;
-  envelopeType: EventType;
-  style: ReplyStyle;
-  notes?: string;
-}
 
 /** The `notify` program's only payload type; it arrives as the last argv item, and nothing reads a reply. */
 export const CODEX_NOTIFY_EVENT = 'agent-turn-complete';
 
 // reference/runtimes.md §2.2–2.3 (codex-rs/hooks).
-export const CODEX_EVENTS: Record<string, Row> = {
+export const CODEX_EVENTS: Record<string, EventRow<ReplyStyle>> = {
   PreToolUse: {
     capability: 'can_block',
     envelopeType: 'agent.tool.requested',
@@ -65,7 +57,3 @@ export const CODEX_EVENTS: Record<string, Row> = {
     notes: 'legacy notify program: JSON is the last argv item, fire-and-forget',
   },
 };
-
-export const CODEX_CAPABILITIES: CapabilityMatrix = Object.fromEntries(
-  Object.entries(CODEX_EVENTS).map(([name, { style: _style, ...capability }]) => [name, capability]),
-);

@@ -1,5 +1,4 @@
-import type { EventType } from '../../envelope/index.js';
-import type { Capability, CapabilityMatrix } from '../runtime.js';
+import type { EventRow } from '../define.js';
 
 /**
  * Cursor answers each event in its own shape (reference/runtimes.md §6):
@@ -10,16 +9,9 @@ import type { Capability, CapabilityMatrix } from '../runtime.js';
  */
 export type ReplyStyle = 'permission' | 'pre_tool' | 'read_file' | 'prompt' | 'none';
 
-interface Row {
-  capability: Capability;
-  envelopeType: EventType;
-  style: ReplyStyle;
-  notes?: string;
-}
-
 const FROM_TYPINGS = 'shape from third-party typings (cursor-hooks), not the official page';
 
-export const CURSOR_EVENTS: Record<string, Row> = {
+export const CURSOR_EVENTS: Record<string, EventRow<ReplyStyle>> = {
   sessionStart: { capability: 'observe_only', envelopeType: 'agent.session.started', style: 'none' },
   sessionEnd: { capability: 'observe_only', envelopeType: 'agent.session.ended', style: 'none' },
   preToolUse: {
@@ -96,7 +88,3 @@ export const CURSOR_EVENTS: Record<string, Row> = {
     notes: 'Tab completions; no dedicated event type yet',
   },
 };
-
-export const CURSOR_CAPABILITIES: CapabilityMatrix = Object.fromEntries(
-  Object.entries(CURSOR_EVENTS).map(([name, { style: _style, ...capability }]) => [name, capability]),
-);

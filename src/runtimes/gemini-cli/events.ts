@@ -1,20 +1,12 @@
-import type { EventType } from '../../envelope/index.js';
-import type { Capability, CapabilityMatrix } from '../runtime.js';
+import type { EventRow } from '../define.js';
 
 /** `before_tool` carries the gate's decision; `top` is `{"decision":"deny","reason"}`. */
 export type ReplyStyle = 'before_tool' | 'top' | 'none';
 
-interface Row {
-  capability: Capability;
-  envelopeType: EventType;
-  style: ReplyStyle;
-  notes?: string;
-}
-
 const NO_TYPE = 'no dedicated event type yet; recorded as agent.runtime.unrecognized with its name';
 
 // reference/runtimes.md §5 and Gemini CLI docs/hooks/reference.md.
-export const GEMINI_EVENTS: Record<string, Row> = {
+export const GEMINI_EVENTS: Record<string, EventRow<ReplyStyle>> = {
   BeforeTool: {
     capability: 'can_block',
     envelopeType: 'agent.tool.requested',
@@ -67,7 +59,3 @@ export const GEMINI_EVENTS: Record<string, Row> = {
     notes: 'fires before compression',
   },
 };
-
-export const GEMINI_CAPABILITIES: CapabilityMatrix = Object.fromEntries(
-  Object.entries(GEMINI_EVENTS).map(([name, { style: _style, ...capability }]) => [name, capability]),
-);

@@ -1,12 +1,16 @@
-import type { CapabilityMatrix } from '../runtime.js';
+import type { EventRow } from '../define.js';
+
+/** `pre_tool`: a `{action, message | args}` directive; every other event ignores what the gate says. */
+export type ReplyStyle = 'pre_tool';
 
 const NO_TYPE = 'no dedicated event type yet; recorded as agent.runtime.unrecognized with its name';
 
 // reference/runtimes.md §3.1–3.2: shell hooks get the plugin events; only pre_tool_call takes a directive we use.
-export const HERMES_CAPABILITIES: CapabilityMatrix = {
+export const HERMES_EVENTS: Record<string, EventRow<ReplyStyle>> = {
   pre_tool_call: {
     capability: 'can_block',
     envelopeType: 'agent.tool.requested',
+    style: 'pre_tool',
     notes: 'block, approve (escalate to the human gate), modify (shallow merge)',
   },
   post_tool_call: { capability: 'observe_only', envelopeType: 'agent.tool.completed' },

@@ -1,14 +1,18 @@
-import type { CapabilityMatrix } from '../runtime.js';
+import type { EventRow } from '../define.js';
+
+/** `before_tool`: a `BeforeToolCallResult` (block, params, requireApproval); the observers get `{}`. */
+export type ReplyStyle = 'before_tool';
 
 /**
  * OpenClaw hooks are in-process plugin callbacks (reference/runtimes.md §4.1); the Switchboard plugin in
  * `integrations/openclaw/` forwards them as `{ hook_event_name, event, ctx }`. Only `before_tool_call`
  * waits for an answer; the plugin sends the observers without waiting.
  */
-export const OPENCLAW_CAPABILITIES: CapabilityMatrix = {
+export const OPENCLAW_EVENTS: Record<string, EventRow<ReplyStyle>> = {
   before_tool_call: {
     capability: 'can_block',
     envelopeType: 'agent.tool.requested',
+    style: 'before_tool',
     notes: 'block, params (rewrite), requireApproval (native ask); a timeout fails closed',
   },
   after_tool_call: { capability: 'observe_only', envelopeType: 'agent.tool.completed' },
