@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { parseConfig } from '../src/config/load.js';
 import { runtimesModule } from '../src/runtimes/module.js';
-import { FakeGate, gateDecision } from '../src/runtimes/http/testing/fakes.js';
+import { FakeGate, gateDecision } from '../src/runtimes/http/testing.js';
 import { coreModule } from '../src/server/core-routes.js';
 import { startServer } from '../src/server/serve.js';
 import { fmt, line, summarize } from './stats.js';

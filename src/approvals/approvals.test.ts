@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/support/db.js';
-import { auth } from '../../test/support/server.js';
+import { dialects } from '../store/testing.js';
+import { auth } from '../server/testing.js';
 import type { GateDecision, GateService } from '../server/ports.js';
 import { DEFAULT_APPROVAL_TTL_SECONDS } from './config.js';
-import { type ApprovalsHarness, approvalsHarness } from './testing/harness.js';
+import { type ApprovalsHarness, approvalsHarness } from './testing.js';
 
 type Body = Record<string, unknown> & { id: string; status: string };
 
@@ -369,7 +369,7 @@ describe.each(await dialects())('the expiry worker on %s', (dialect) => {
 
 describe('secrets in what an agent asks', () => {
   it('keeps them out of the log', async () => {
-    const { testApp, auth } = await import('../../test/support/server.js');
+    const { testApp, auth } = await import('../server/testing.js');
     const t = await testApp();
     try {
       const res = await t.app.request('/v1/approvals', {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/support/db.js';
-import { auth } from '../../test/support/server.js';
-import { type ApprovalsHarness, approvalsHarness } from './testing/harness.js';
+import { dialects } from '../store/testing.js';
+import { auth } from '../server/testing.js';
+import { type ApprovalsHarness, approvalsHarness } from './testing.js';
 
 const json = (role: 'agent' | 'approver' | 'admin') => ({
   ...auth(role),

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/support/db.js';
-import { auth } from '../../test/support/server.js';
+import { dialects } from '../store/testing.js';
+import { auth } from '../server/testing.js';
 import { deriveKey } from '../keys/derive.js';
 import { deriveLinkKey, parseToken, signLink, verifyLink } from './links.js';
-import { type ApprovalsHarness, approvalsHarness, TEST_LINK_KEY } from './testing/harness.js';
+import { type ApprovalsHarness, approvalsHarness, TEST_LINK_KEY } from './testing.js';
 
 const BASE = 'https://sb.example';
 

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/support/db.js';
-import { type TestApp, testApp } from '../../test/support/server.js';
+import { dialects } from '../store/testing.js';
+import { type TestApp, testApp } from '../server/testing.js';
 import { approvalsModule } from '../approvals/module.js';
 import { SLACK_APPROVE_ACTION, SLACK_REJECT_ACTION, telegramCallbackData } from '../channels/index.js';
 import { coreModule } from '../server/core-routes.js';

@@ -1,7 +1,7 @@
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/support/db.js';
-import { KEYS, type TestGateway, testGateway } from '../../test/support/server.js';
+import { dialects } from '../store/testing.js';
+import { KEYS, type TestGateway, testGateway } from '../server/testing.js';
 import { approvalsModule } from '../approvals/index.js';
 import { clearFeishuTokens } from '../channels/feishu/index.js';
 import { type FeishuPlatform, type StoredMessage, startFeishuPlatform } from '../channels/feishu/testing.js';

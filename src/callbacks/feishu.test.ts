@@ -1,7 +1,7 @@
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/support/db.js';
-import { type TestApp, testApp } from '../../test/support/server.js';
+import { dialects } from '../store/testing.js';
+import { type TestApp, testApp } from '../server/testing.js';
 import { approvalsModule } from '../approvals/module.js';
 import { larkSignature } from '../ingress/sources/feishu/crypto.js';
 import { coreModule } from '../server/core-routes.js';

@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS } from '../../test/support/server.js';
-import { type ApprovalsHarness, approvalsHarness } from '../approvals/testing/harness.js';
+import { KEYS } from '../server/testing.js';
+import { type ApprovalsHarness, approvalsHarness } from '../approvals/testing.js';
 import { approve, list, reject } from './approvals.js';
 
 describe('switchboard approvals list|approve|reject', () => {

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, type TestApp, testApp } from '../../test/support/server.js';
+import { KEYS, type TestApp, testApp } from '../server/testing.js';
 import { coreModule } from '../server/core-routes.js';
 import { signalsModule } from '../signals/module.js';
 import { run } from './away.js';

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS } from '../../test/support/server.js';
+import { KEYS } from '../server/testing.js';
 import { type GateHarness, gateHarness } from '../gate/service/testing.js';
 import { freeze, list, revoke, unfreeze } from './incidents.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { evaluateApproved } from './approved.js';
 import { checkCapability } from './capability.js';
 import { evaluate } from './evaluate.js';
-import { compileYaml, TEST_KEY } from './testing/policy.js';
+import { compileYaml, TEST_KEY } from './testing.js';
 import type { Intent } from './types.js';
 
 const deploy: Intent = { tool: 'Bash', input: { command: 'deploy web' }, resource: 'svc/web' };

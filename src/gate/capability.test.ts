@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type CapabilityClaims, checkCapability, issueCapability, verifyCapability } from './capability.js';
-import { TEST_KEY } from './testing/policy.js';
+import { TEST_KEY } from './testing.js';
 
 const now = new Date('2026-11-29T12:00:00Z');
 const plan = { tool: 'Bash', action: 'exec', resource: 'repo/web', input: { command: 'npm test' } };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { globToRegExp, policyRevision } from './compile.js';
 import { loadPolicy } from './load.js';
-import { compileYaml } from './testing/policy.js';
+import { compileYaml } from './testing.js';
 
 const policyOf = (text: string) => {
   const loaded = loadPolicy([{ kind: 'config', name: 'sb.yaml', text }]);

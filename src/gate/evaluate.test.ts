@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { checkCapability } from './capability.js';
 import { planDigest } from './digest.js';
 import { evaluate, evaluateWithTrace, mergePatch } from './evaluate.js';
-import { compileYaml, TEST_KEY } from './testing/policy.js';
+import { compileYaml, TEST_KEY } from './testing.js';
 import type { Intent } from './types.js';
 
 const bash = (command: string, extra: Partial<Intent> = {}): Intent => ({

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/support/db.js';
+import { dialects } from '../store/testing.js';
 import type { GateDecision } from '../server/ports.js';
 import { planDigest } from './digest.js';
 import { type GateHarness, gateHarness } from './service/testing.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { evaluate, evaluateWithTrace } from '../gate/evaluate.js';
 import { READ_ONLY_TOOLS } from '../gate/read-only.js';
-import { compileYaml } from '../gate/testing/policy.js';
+import { compileYaml } from '../gate/testing.js';
 import type { Normalized } from '../runtimes/runtime.js';
 import { failsClosed, isReadOnlyTool } from './read-only.js';
 

@@ -1,7 +1,7 @@
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { KEYS, type TestApp, testApp } from '../../test/support/server.js';
+import { KEYS, type TestApp, testApp } from '../server/testing.js';
 import { replay, replayRequest } from '../cli/ingress.js';
 import { coreModule } from '../server/core-routes.js';
 import { githubDelivery, githubExample, ingressHarness } from './testing.js';

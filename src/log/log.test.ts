@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
+import { dialects, freshStore, type TestStore } from '../store/testing.js';
 import type { AppError } from '../errors/index.js';
 import { EventLog } from './log.js';
 import { verifyChain } from './verify.js';

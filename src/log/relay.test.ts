@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
+import { dialects, freshStore, type TestStore } from '../store/testing.js';
 import type { Envelope } from '../envelope/index.js';
 import { once } from './inbox.js';
 import { BUS_TOPIC, EventLog } from './log.js';

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
+import { dialects, freshStore, type TestStore } from '../store/testing.js';
 import { resolveVaultKey, Vault } from './vault.js';
 
 const DIALECTS = await dialects();

@@ -1,8 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/support/db.js';
-import { KEYS, type TestGateway, testGateway } from '../../test/support/server.js';
+import { dialects } from '../store/testing.js';
+import { KEYS, type TestGateway, testGateway } from '../server/testing.js';
 import { approvalsModule } from '../approvals/index.js';
 import { type NtfyPublish, type NtfyStandIn, ntfyStandIn } from '../channels/ntfy/testing.js';
 import { deliveryModule } from '../delivery/module.js';

@@ -6,9 +6,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
-import { CLI, requireBuild, ROOT } from '../../test/support/dist.js';
-import { KEYS } from '../../test/support/server.js';
+import { dialects, freshStore, type TestStore } from '../store/testing.js';
+import { CLI, requireBuild, ROOT } from '../cli/testing.js';
+import { KEYS } from '../server/testing.js';
 import { type Gateway, startGateway as start } from './testing.js';
 
 const REPORT_PROGRESS_SCHEMA = {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshStore, type TestStore } from '../../test/support/db.js';
-import { KEYS } from '../../test/support/server.js';
+import { freshStore, type TestStore } from '../store/testing.js';
+import { KEYS } from '../server/testing.js';
 import { run as notifyCli } from '../cli/notify.js';
 import { Gateway as GatewayClient } from './gateway.js';
 import { type Gateway, startGateway } from './testing.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/support/db.js';
-import { type TestApp, testApp } from '../../test/support/server.js';
 import { approvalsModule } from '../approvals/module.js';
+import { dialects } from '../store/testing.js';
+import { type TestApp, testApp } from '../server/testing.js';
 import { coreModule } from '../server/core-routes.js';
 import { type NotifyModule, notifyModule } from './module.js';
 import { recordingDeliveries } from './testing.js';

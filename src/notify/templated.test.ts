@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/support/db.js';
-import { auth, type TestApp, testApp } from '../../test/support/server.js';
+import { dialects } from '../store/testing.js';
+import { auth, type TestApp, testApp } from '../server/testing.js';
 import { coreModule } from '../server/core-routes.js';
 import { notifyModule } from './module.js';
 import { recordingDeliveries } from './testing.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { auth, testApp, type TestApp } from '../../test/support/server.js';
+import { auth, testApp, type TestApp } from './testing.js';
 
 describe('server core routes', () => {
   let t: TestApp;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/support/db.js';
-import { KEYS, type TestGateway, testGateway } from '../../test/support/server.js';
+import { dialects } from '../store/testing.js';
+import { KEYS, type TestGateway, testGateway } from '../server/testing.js';
 import { approvalsModule } from '../approvals/module.js';
 import { type NtfyAction, type NtfyStandIn, ntfyStandIn } from '../channels/ntfy/testing.js';
 import { deliveryModule } from '../delivery/module.js';

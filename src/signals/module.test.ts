@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/support/db.js';
-import { auth, type TestApp, testApp } from '../../test/support/server.js';
+import { dialects } from '../store/testing.js';
+import { auth, type TestApp, testApp } from '../server/testing.js';
 import { notifyModule } from '../notify/module.js';
 import { recordingDeliveries } from '../notify/testing.js';
 import { runtimesModule } from '../runtimes/module.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
+import { dialects, freshStore, type TestStore } from './testing.js';
 import { AppError } from '../errors/index.js';
 import { loadMigrations, migrate, schemaVersion } from './migrate.js';
 import { PostgresDb } from './postgres.js';

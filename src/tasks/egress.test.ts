@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/support/db.js';
+import { dialects } from '../store/testing.js';
 import { testEgress } from '../egress/testing.js';
 import { harness, launchRequest, type TasksHarness, taskEvents } from './testing.js';
 

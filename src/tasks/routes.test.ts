@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/support/db.js';
-import { auth } from '../../test/support/server.js';
+import { dialects } from '../store/testing.js';
+import { auth } from '../server/testing.js';
 import {
   agentCommand,
   FAKE_BIN,

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/support/db.js';
+import { dialects } from '../store/testing.js';
 import { AppError } from '../errors/index.js';
 import { one } from '../store/port.js';
 import { parseTasksConfig } from './config.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dialects, freshStore, type TestStore } from '../../test/support/db.js';
+import { dialects, freshStore, type TestStore } from '../store/testing.js';
 import type { PostgresDb } from '../store/postgres.js';
 import { AdvisoryLock } from './supervisor.js';
 import { agentCommand, harness, launchRequest, type TasksHarness, taskEvents, waitFor } from './testing.js';

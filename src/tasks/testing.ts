@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { testApp, type TestApp } from '../../test/support/server.js';
+import { testApp, type TestApp } from '../server/testing.js';
 import { coreModule } from '../server/core-routes.js';
 import type { LaunchRequest } from '../server/ports.js';
 import type { Dialect } from '../store/port.js';

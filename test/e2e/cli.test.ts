@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, requireBuild } from '../support/dist.js';
+import { CLI, requireBuild } from '../../src/cli/testing.js';
 
 const dirs: string[] = [];
 function workdir(): string {

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { verifyChain } from '../../src/log/verify.js';
-import { dialects, freshStore, PG_URL, type TestStore } from '../support/db.js';
-import { ROOT, requireBuild } from '../support/dist.js';
+import { dialects, freshStore, PG_URL, type TestStore } from '../../src/store/testing.js';
+import { ROOT, requireBuild } from '../../src/cli/testing.js';
 
 const DIALECTS = await dialects();
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { verifyChain } from '../../src/log/verify.js';
-import { dialects } from '../support/db.js';
-import { auth, type TestApp, testApp } from '../support/server.js';
+import { dialects } from '../../src/store/testing.js';
+import { auth, type TestApp, testApp } from '../../src/server/testing.js';
 
 /**
  * The whole gate path with every real module (no fakes): a Claude Code hook reaches the runtimes route,

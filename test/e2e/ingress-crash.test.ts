@@ -6,8 +6,8 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { githubDelivery, githubExample } from '../../src/ingress/testing.js';
 import type { Db, Dialect } from '../../src/store/port.js';
 import { SqliteDb } from '../../src/store/sqlite.js';
-import { dialects, freshStore, PG_URL } from '../support/db.js';
-import { CLI, requireBuild } from '../support/dist.js';
+import { dialects, freshStore, PG_URL } from '../../src/store/testing.js';
+import { CLI, requireBuild } from '../../src/cli/testing.js';
 
 /**
  * Seed 001's fault case: the server is SIGKILLed during a flood of webhooks. Every delivery that was

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NtfyStandIn, ntfyStandIn } from '../../src/channels/ntfy/testing.js';
-import { CLI, ROOT } from '../support/dist.js';
+import { CLI, ROOT } from '../../src/cli/testing.js';
 
 /**
  * README "Five minutes: your phone buzzes, you tap approve", run as written in a fresh HOME: the shell

@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GITHUB_SECRET, githubDelivery, githubExample } from '../../src/ingress/testing.js';
-import { dialects } from '../support/db.js';
-import { auth, type TestApp, testApp } from '../support/server.js';
+import { dialects } from '../../src/store/testing.js';
+import { auth, type TestApp, testApp } from '../../src/server/testing.js';
 
 /**
  * The ears end to end with every real module: a signed GitHub webhook is accepted, admitted by a

@@ -1,12 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dialects, freshStore, PG_URL, type TestStore } from '../../../test/support/db.js';
-import { ROOT, requireBuild } from '../../../test/support/dist.js';
+import { dialects, freshStore, PG_URL, type TestStore } from '../../store/testing.js';
+import { ROOT, requireBuild } from '../../cli/testing.js';
 import { EventLog } from '../../log/log.js';
 import type { Db } from '../../store/port.js';
 import { deliveryConfigSchema, deliveryPolicies } from '../config.js';
-import { type ScriptedReceiver, startScriptedReceiver } from '../testing/receiver.js';
-import { message, SECRET } from './harness.case.js';
+import { message, type ScriptedReceiver, SECRET, startScriptedReceiver } from '../testing.js';
 import { createDeliveryService } from './service.js';
 
 /**

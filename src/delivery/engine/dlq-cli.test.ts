@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { KEYS } from '../../../test/support/server.js';
+import { KEYS } from '../../server/testing.js';
 import { list, replay } from '../../cli/dlq.js';
-import { type ScriptedReceiver, startScriptedReceiver } from '../testing/receiver.js';
-import { type Harness, harness, SECRET } from './harness.case.js';
+import { type Harness, harness, type ScriptedReceiver, SECRET, startScriptedReceiver } from '../testing.js';
 
 describe('switchboard dlq', () => {
   let h: Harness;

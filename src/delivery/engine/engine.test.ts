@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../../test/support/db.js';
-import { type ScriptedReceiver, startScriptedReceiver } from '../testing/receiver.js';
+import { dialects } from '../../store/testing.js';
+import { type Harness, harness, type ScriptedReceiver, SECRET, startScriptedReceiver } from '../testing.js';
 import type { DeliveryModuleOptions } from '../module.js';
-import { type Harness, harness, SECRET } from './harness.case.js';
 
 const DIALECTS = await dialects();
 

@@ -1,13 +1,12 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dialects, freshStore, type TestStore } from '../../../test/support/db.js';
+import { dialects, freshStore, type TestStore } from '../../store/testing.js';
 import { EventLog } from '../../log/log.js';
 import type { Db } from '../../store/port.js';
 import { deliveryConfigSchema, deliveryPolicies } from '../config.js';
 import { testEgress } from '../../egress/testing.js';
-import { type ScriptedReceiver, startScriptedReceiver } from '../testing/receiver.js';
+import { FAST, message, type ScriptedReceiver, SECRET, startScriptedReceiver } from '../testing.js';
 import { type ChannelEntry, DeliveryEngine } from './engine.js';
-import { FAST, message, SECRET } from './harness.case.js';
 import { createDeliveryService } from './service.js';
 import type { DeliveryRow } from './sql.js';
 

@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../../test/support/db.js';
-import { auth } from '../../../test/support/server.js';
-import { type ScriptedReceiver, startScriptedReceiver } from '../testing/receiver.js';
-import { type Harness, harness, SECRET } from './harness.case.js';
+import { dialects } from '../../store/testing.js';
+import { auth } from '../../server/testing.js';
+import { type Harness, harness, type ScriptedReceiver, SECRET, startScriptedReceiver } from '../testing.js';
 
 const DIALECTS = await dialects();
 const admin = { ...auth('admin'), 'content-type': 'application/json' };

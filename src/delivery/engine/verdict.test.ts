@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../../test/support/db.js';
+import { dialects } from '../../store/testing.js';
 import { clearFeishuTokens } from '../../channels/feishu/index.js';
 import { type FeishuPlatform, feishuAnswers, startFeishuPlatform } from '../../channels/feishu/testing.js';
 import {
@@ -9,7 +9,7 @@ import {
   type Receiver,
   startReceiver,
 } from '../../channels/testing.js';
-import { type Harness, harness } from './harness.case.js';
+import { type Harness, harness } from '../testing.js';
 
 /**
  * The engine follows a channel's verdict on answers of any status (docs/delivery.md, "Who decides"):

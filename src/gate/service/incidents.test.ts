@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../../test/support/db.js';
+import { dialects } from '../../store/testing.js';
 import type { GateDecision } from '../../server/ports.js';
 import { type GateHarness, gateHarness } from './testing.js';
 

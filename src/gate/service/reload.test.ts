@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../../test/support/db.js';
+import { dialects } from '../../store/testing.js';
 import type { GateDecision } from '../../server/ports.js';
 import { type GateHarness, gateHarness } from './testing.js';
 

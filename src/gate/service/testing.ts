@@ -5,7 +5,7 @@ import { coreModule } from '../../server/core-routes.js';
 import type { Module } from '../../kernel/module.js';
 import type { TaskService, TaskView } from '../../server/ports.js';
 import type { Dialect } from '../../store/port.js';
-import { auth, type TestApp, testApp } from '../../../test/support/server.js';
+import { auth, type TestApp, testApp } from '../../server/testing.js';
 import { type GateModule, type GateModuleOptions, gateModule } from '../module.js';
 
 /** Test helpers for the gate module suites (not shipped behaviour). */

@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { dialects } from '../../../test/support/db.js';
-import { type TestApp, testApp } from '../../../test/support/server.js';
+import { dialects } from '../../store/testing.js';
+import { type TestApp, testApp } from '../../server/testing.js';
 import type { Envelope } from '../../envelope/index.js';
 import { coreModule } from '../../server/core-routes.js';
 import type { IngressModule } from '../module.js';

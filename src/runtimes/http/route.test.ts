@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { auth, type TestApp, testApp } from '../../../test/support/server.js';
-import { dialects } from '../../../test/support/db.js';
+import { auth, type TestApp, testApp } from '../../server/testing.js';
+import { dialects } from '../../store/testing.js';
 import { coreModule } from '../../server/core-routes.js';
 import { RUNTIMES } from '../index.js';
 import { runtimesModule } from '../module.js';
 import type { Decision, RuntimeKind } from '../runtime.js';
 import { afterWait, forAdapter } from './decision.js';
-import { FakeApprovals, FakeGate, approvalView, gateDecision } from './testing/fakes.js';
+import { FakeApprovals, FakeGate, approvalView, gateDecision } from './testing.js';
 
 const fixture = (runtime: string, event: string) =>
   readFileSync(new URL(`../${runtime}/fixtures/${event}.json`, import.meta.url), 'utf8');

@@ -6,7 +6,7 @@ import type {
   GateDecision,
   GateIntent,
   GateService,
-} from '../../../server/ports.js';
+} from '../../server/ports.js';
 
 /** Stand-ins for the gate and approvals modules, so the route is tested on its own. */
 

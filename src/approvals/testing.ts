@@ -1,8 +1,8 @@
-import { auth, type TestApp, testApp } from '../../../test/support/server.js';
-import { coreModule } from '../../server/core-routes.js';
-import type { Dialect } from '../../store/port.js';
-import { type ApprovalsModule, approvalsModule, type ApprovalsModuleOptions } from '../module.js';
-import type { Approvals } from '../service.js';
+import { auth, type TestApp, testApp } from '../server/testing.js';
+import { coreModule } from '../server/core-routes.js';
+import type { Dialect } from '../store/port.js';
+import { type ApprovalsModule, approvalsModule, type ApprovalsModuleOptions } from './module.js';
+import type { Approvals } from './service.js';
 
 /** A fixed link key for tests, so tokens can be forged and tampered with on purpose. */
 export const TEST_LINK_KEY = Buffer.alloc(32, 7);

@@ -1,5 +1,5 @@
-import { type CompiledPolicy, compilePolicy } from '../compile.js';
-import { loadPolicy } from '../load.js';
+import { type CompiledPolicy, compilePolicy } from './compile.js';
+import { loadPolicy } from './load.js';
 
 /** Compiles a policy written as main-config YAML, failing loudly: for tests and the benchmark. */
 export function compileYaml(text: string, name = 'switchboard.yaml'): CompiledPolicy {

@@ -2,15 +2,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { parseConfig } from '../../src/config/load.js';
-import type { Config } from '../../src/config/schema.js';
-import { createApp } from '../../src/server/app.js';
-import type { App, Module, Services } from '../../src/kernel/module.js';
-import { allModules } from '../../src/server/modules.js';
-import { type RunningServer, startServer } from '../../src/server/serve.js';
-import { buildServices } from '../../src/server/services.js';
-import type { Dialect } from '../../src/store/port.js';
-import { freshStore } from './db.js';
+import { parseConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { createApp } from './app.js';
+import type { App, Module, Services } from '../kernel/module.js';
+import { allModules } from './modules.js';
+import { type RunningServer, startServer } from './serve.js';
+import { buildServices } from './services.js';
+import type { Dialect } from '../store/port.js';
+import { freshStore } from '../store/testing.js';
 
 export const KEYS = {
   admin: 'admin-key-0123456789abcdef',

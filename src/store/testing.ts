@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { migrate } from '../../src/store/migrate.js';
-import type { Db, Dialect } from '../../src/store/port.js';
-import { PostgresDb } from '../../src/store/postgres.js';
-import { SqliteDb } from '../../src/store/sqlite.js';
+import { migrate } from './migrate.js';
+import type { Db, Dialect } from './port.js';
+import { PostgresDb } from './postgres.js';
+import { SqliteDb } from './sqlite.js';
 
 /** The PostgreSQL the tests use; CI sets SWITCHBOARD_REQUIRE_PG=1 so an unreachable one fails instead of skipping. */
 export const PG_URL = process.env.SWITCHBOARD_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
