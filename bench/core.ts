@@ -6,6 +6,7 @@ import pg from 'pg';
 import { buildEnvelope, canonicalJson } from '../src/envelope/index.js';
 import { EventLog } from '../src/log/log.js';
 import { migrate } from '../src/store/migrate.js';
+import { appMigrations } from '../src/server/modules.js';
 import { PostgresDb } from '../src/store/postgres.js';
 import { SqliteDb } from '../src/store/sqlite.js';
 import { alternate, fmt, line, rate } from './stats.js';
@@ -29,7 +30,7 @@ export async function benchAppend(): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'sb-bench-'));
   try {
     const db = new SqliteDb({ path: join(dir, 'b.db'), synchronous: 'full' });
-    await migrate(db);
+    await migrate(db, appMigrations());
     db.driver.exec('CREATE TABLE bare (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
     const insert = db.driver.prepare('INSERT INTO bare (body) VALUES (?)');
     const bareTx = db.driver.transaction((b: string) => insert.run(b));
@@ -53,7 +54,7 @@ export async function benchAppend(): Promise<string[]> {
   let pgdb: PostgresDb | undefined;
   try {
     pgdb = await new PostgresDb({ url: PG_URL, schema, max: 2 }).open();
-    await migrate(pgdb);
+    await migrate(pgdb, appMigrations());
     await pgdb.query({ text: 'CREATE TABLE bare (id BIGSERIAL PRIMARY KEY, body TEXT NOT NULL)' });
     const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` });
     await client.connect();

@@ -11,6 +11,7 @@ import { createEgress, generateWebhookSecret, signWebhook, webhookTimestamp } fr
 import { newId } from '../src/envelope/index.js';
 import { EventLog } from '../src/log/log.js';
 import { migrate } from '../src/store/migrate.js';
+import { appMigrations } from '../src/server/modules.js';
 import type { Db } from '../src/store/port.js';
 import { SqliteDb } from '../src/store/sqlite.js';
 import { fmt, line, summarize } from './stats.js';
@@ -207,7 +208,7 @@ export async function benchDelivery(): Promise<string[]> {
   try {
     const baseline = await fireAndForget(rx, secret);
     const db = new SqliteDb({ path: join(dir, 'd.db'), synchronous: 'full' });
-    await migrate(db);
+    await migrate(db, appMigrations());
     const ours = await durable(db, rx, secret);
     const calm = await paced(db, rx, secret);
     await db.close();

@@ -3,7 +3,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { approvalsModule } from '../src/approvals/module.js';
-import { parseConfig } from '../src/config/load.js';
+import { parseConfig } from '../src/server/config.js';
 import { gateModule } from '../src/gate/module.js';
 import { coreModule } from '../src/server/core-routes.js';
 import { startServer } from '../src/server/serve.js';
@@ -94,7 +94,7 @@ async function benchOne(sync: 'full' | 'normal'): Promise<string[]> {
   });
   const server = await startServer(config, {
     modules: [
-      coreModule(() => []),
+      coreModule(),
       approvalsModule({ expiryWorker: false }),
       gateModule({ watch: false, sighup: false }),
     ],

@@ -6,12 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { parseConfig } from '../src/config/load.js';
+import { parseConfig } from '../src/server/config.js';
 import { runtimesModule } from '../src/runtimes/module.js';
 import { FakeGate, gateDecision } from '../src/runtimes/http/testing.js';
 import { coreModule } from '../src/server/core-routes.js';
 import { startServer } from '../src/server/serve.js';
 import { fmt, line, summarize } from './stats.js';
+import { gatePort } from '../src/gate/port.js';
 
 /** bench/ is compiled to dist-bench/bench/, two levels below the repository root. */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -92,12 +93,12 @@ async function gateway(sync: 'full' | 'normal') {
     auth: { keys: [{ name: 'bench', role: 'agent', key: KEY }] },
   });
   const server = await startServer(config, {
-    modules: [coreModule(() => []), runtimesModule()],
+    modules: [coreModule(), runtimesModule()],
     logger: pino({ level: 'silent' }),
     env: { SWITCHBOARD_VAULT_KEY: 'a'.repeat(64) },
     defaultMetrics: false,
   });
-  server.services.gate = new FakeGate(gateDecision('allow'));
+  server.kernel.ports.set(gatePort, new FakeGate(gateDecision('allow')));
   return {
     server,
     async stop() {

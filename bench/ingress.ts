@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { sign } from '@octokit/webhooks-methods';
 import Database from 'better-sqlite3';
 import { pino } from 'pino';
-import { parseConfig } from '../src/config/load.js';
+import { parseConfig } from '../src/server/config.js';
 import { ingressModule } from '../src/ingress/module.js';
 import { coreModule } from '../src/server/core-routes.js';
 import { startServer } from '../src/server/serve.js';
@@ -126,7 +126,7 @@ async function benchOne(sync: Sync, body: string, headers: Record<string, string
   });
   const bare = await bareServer(join(dir, 'bare.db'), sync);
   const server = await startServer(config, {
-    modules: [coreModule(() => []), ingressModule()],
+    modules: [coreModule(), ingressModule()],
     logger: pino({ level: 'silent' }),
     env: { SWITCHBOARD_VAULT_KEY: Buffer.alloc(32, 7).toString('base64') },
     defaultMetrics: false,

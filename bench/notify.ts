@@ -6,14 +6,17 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { pino } from 'pino';
-import { parseConfig } from '../src/config/load.js';
+import { parseConfig } from '../src/server/config.js';
 import { deliveryModule } from '../src/delivery/module.js';
+import { mcpModule } from '../src/mcp/module.js';
 import { notifyModule } from '../src/notify/module.js';
 import { coreModule } from '../src/server/core-routes.js';
 import { startServer } from '../src/server/serve.js';
 import { migrate } from '../src/store/migrate.js';
+import { appMigrations } from '../src/server/modules.js';
 import { SqliteDb } from '../src/store/sqlite.js';
 import { fmt, line, summarize } from './stats.js';
+import { deliveryPort } from '../src/delivery/port.js';
 
 /** Enough sequential calls that p99 rests on 20 samples, few enough to finish in seconds. */
 const CALLS = 2_000;
@@ -95,7 +98,7 @@ export async function benchNotify(): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'sb-bench-notify-'));
   const receiver = await ntfyReceiver();
   const db = new SqliteDb({ path: join(dir, 'b.db'), synchronous: 'normal' });
-  await migrate(db);
+  await migrate(db, appMigrations());
   const config = parseConfig({
     data_dir: dir,
     server: { port: 0 },
@@ -111,9 +114,9 @@ export async function benchNotify(): Promise<string[]> {
     logger: pino({ level: 'silent' }),
     env: {},
     defaultMetrics: false,
-    modules: [coreModule(() => []), deliveryModule({ env: {} }), notifyModule({ echoTool: true })],
+    modules: [coreModule(), deliveryModule({ env: {} }), notifyModule(), mcpModule({ echoTool: true })],
   });
-  const engine = server.services.deliveries !== undefined;
+  const engine = server.kernel.get(deliveryPort) !== undefined;
   try {
     const c = await client(server.url);
     let seq = 0;

@@ -7,10 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { Agent, request } from 'undici';
 import { ntfyStandIn } from '../src/channels/ntfy/testing.js';
-import { parseConfig } from '../src/config/load.js';
+import { parseConfig } from '../src/server/config.js';
 import { allModules } from '../src/server/modules.js';
 import { startServer } from '../src/server/serve.js';
 import { migrate } from '../src/store/migrate.js';
+import { appMigrations } from '../src/server/modules.js';
 import { SqliteDb } from '../src/store/sqlite.js';
 import { fmt, line, summarize } from './stats.js';
 
@@ -127,7 +128,7 @@ export async function benchPhone(): Promise<string[]> {
   const receiver = await ntfyReceiver();
   const bare = await bareHandler(receiver.url);
   const db = new SqliteDb({ path: join(dir, 'b.db'), synchronous: 'normal' });
-  await migrate(db);
+  await migrate(db, appMigrations());
   const config = parseConfig({
     data_dir: dir,
     server: { port: 0, public_url: 'https://switchboard.example' },

@@ -1,6 +1,10 @@
-// tsc compiles TypeScript only; the migrations are SQL files the store reads at run time.
+// tsc compiles TypeScript only; each module's migrations are SQL files the store reads at run time
+// (`src/<module>/migrations/{sqlite,postgres}/NNNN_name.sql`, named in the module's manifest).
 // Usage: node scripts/copy-assets.mjs [outDir]   (default dist; the bench build passes dist-bench/src)
-import { cpSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync } from 'node:fs';
 
 const out = process.argv[2] ?? 'dist';
-cpSync('src/store/migrations', `${out}/store/migrations`, { recursive: true });
+for (const entry of readdirSync('src', { withFileTypes: true })) {
+  const from = `src/${entry.name}/migrations`;
+  if (entry.isDirectory() && existsSync(from)) cpSync(from, `${out}/${entry.name}/migrations`, { recursive: true });
+}

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -11,7 +11,6 @@ import { describe, expect, it } from 'vitest';
  */
 
 const SRC = fileURLToPath(new URL('.', import.meta.url));
-const MIGRATIONS = join(SRC, 'store', 'migrations');
 
 /**
  * A literal that starts a statement. SQL here is written with upper-case keywords, and each keyword
@@ -23,9 +22,6 @@ const STATEMENT =
 
 /** A table a statement reads or writes. */
 const TABLE_REF = /\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?([a-z_][a-z0-9_]*)/g;
-
-/** The migrations of `NNNN_core.sql` create the log's tables (events, outbox, inbox, vault, log_head). */
-const MODULE_OF_MIGRATION: Record<string, string> = { core: 'log' };
 
 /** SQL outside a `sql.ts` that stays, with the reason. Each entry names the file and the statement. */
 const ALLOWED: { file: string; statement: string; why: string }[] = [
@@ -75,22 +71,30 @@ function literals(file: string): Literal[] {
 const statements = (file: string) => literals(file).filter((l) => STATEMENT.test(l.text));
 const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
 
-/** Table → the module (folder under src/) whose migrations create it, read from both dialects. */
+/** Every migration file, with the module that owns it: the folder it lives in (`src/<module>/migrations/`). */
+function migrationFiles(): { module: string; dialect: string; name: string; path: string }[] {
+  return readdirSync(SRC)
+    .filter((m) => existsSync(join(SRC, m, 'migrations')))
+    .flatMap((module) =>
+      readdirSync(join(SRC, module, 'migrations')).flatMap((dialect) =>
+        readdirSync(join(SRC, module, 'migrations', dialect))
+          .filter((name) => /^\d{4}_[a-z0-9_]+\.sql$/.test(name))
+          .map((name) => ({ module, dialect, name, path: join(SRC, module, 'migrations', dialect, name) })),
+      ),
+    );
+}
+
+/** Table → the module whose migrations create it, read from both dialects. */
 function tableOwners(): Map<string, string> {
   const owners = new Map<string, string>();
-  for (const dialect of readdirSync(MIGRATIONS)) {
-    for (const name of readdirSync(join(MIGRATIONS, dialect))) {
-      const tag = /^\d+_([a-z]+)/.exec(name)?.[1];
-      if (!tag) continue;
-      const module = MODULE_OF_MIGRATION[tag] ?? tag;
-      const sqlText = readFileSync(join(MIGRATIONS, dialect, name), 'utf8');
-      for (const m of sqlText.matchAll(/CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([a-z_][a-z0-9_]*)/gi)) {
-        const table = m[1]!.toLowerCase();
-        const before = owners.get(table);
-        if (before && before !== module)
-          throw new Error(`${table} is created by both ${before} and ${module} (${dialect}/${name})`);
-        owners.set(table, module);
-      }
+  for (const { module, dialect, name, path } of migrationFiles()) {
+    const sqlText = readFileSync(path, 'utf8');
+    for (const m of sqlText.matchAll(/CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([a-z_][a-z0-9_]*)/gi)) {
+      const table = m[1]!.toLowerCase();
+      const before = owners.get(table);
+      if (before && before !== module)
+        throw new Error(`${table} is created by both ${before} and ${module} (${dialect}/${name})`);
+      owners.set(table, module);
     }
   }
   return owners;
@@ -157,17 +161,11 @@ describe('whose tables a module names', () => {
 
   it('alters a table only in a migration of the module that created it', () => {
     const strays: string[] = [];
-    for (const dialect of readdirSync(MIGRATIONS)) {
-      for (const name of readdirSync(join(MIGRATIONS, dialect))) {
-        const tag = /^\d+_([a-z]+)/.exec(name)?.[1];
-        if (!tag) continue;
-        const module = MODULE_OF_MIGRATION[tag] ?? tag;
-        const text = readFileSync(join(MIGRATIONS, dialect, name), 'utf8');
-        for (const m of text.matchAll(/\b(?:ALTER\s+TABLE|ON)\s+([a-z_][a-z0-9_]*)/gi)) {
-          const owner = owners.get(m[1]!.toLowerCase());
-          if (owner && owner !== module)
-            strays.push(`${relative(SRC, join(MIGRATIONS, dialect, name))}: ${m[0]} (owned by ${owner})`);
-        }
+    for (const { module, path } of migrationFiles()) {
+      const text = readFileSync(path, 'utf8');
+      for (const m of text.matchAll(/\b(?:ALTER\s+TABLE|ON)\s+([a-z_][a-z0-9_]*)/gi)) {
+        const owner = owners.get(m[1]!.toLowerCase());
+        if (owner && owner !== module) strays.push(`${relative(SRC, path)}: ${m[0]} (owned by ${owner})`);
       }
     }
     expect(strays).toEqual([]);

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dialects } from '../store/testing.js';
 import { auth } from '../server/testing.js';
-import type { GateDecision, GateService } from '../server/ports.js';
+import { type GateDecision, type GateService, planRecheckOf } from '../gate/port.js';
 import { DEFAULT_APPROVAL_TTL_SECONDS } from './config.js';
 import { type ApprovalsHarness, approvalsHarness } from './testing.js';
 
@@ -246,7 +246,7 @@ describe.each(await dialects())('approvals on %s', (dialect) => {
     const fakeGate = (d: Partial<GateDecision> | Error): GateService => ({
       async evaluate(intent) {
         if (d instanceof Error) throw d;
-        const { planDigest } = await import('../gate/digest.js');
+        const { planDigest } = await import('../envelope/plan.js');
         return {
           decision: 'allow',
           reason_code: 'OK',
@@ -260,9 +260,13 @@ describe.each(await dialects())('approvals on %s', (dialect) => {
     });
 
     it('stores the capability the gate issues when the current policy allows the frozen plan', async () => {
-      h.services.gate = fakeGate({
-        capability: { id: 'cap_X', expires_at: '2030-01-01T00:00:00Z', token: 'tok' },
-      });
+      h.approvals.useRecheck(
+        planRecheckOf(
+          fakeGate({
+            capability: { id: 'cap_X', expires_at: '2030-01-01T00:00:00Z', token: 'tok' },
+          }),
+        ),
+      );
       const a = await asked();
       await h.decide(a.id, 'approve');
       const seen = await status(a.id, 'agent');
@@ -275,7 +279,7 @@ describe.each(await dialects())('approvals on %s', (dialect) => {
     });
 
     it('approves without a capability, and says why, when the current policy now denies', async () => {
-      h.services.gate = fakeGate({ decision: 'deny', reason_code: 'FORCE_PUSH' });
+      h.approvals.useRecheck(planRecheckOf(fakeGate({ decision: 'deny', reason_code: 'FORCE_PUSH' })));
       const a = await asked();
       expect((await h.decide(a.id, 'approve')).status).toBe(200);
       const seen = await status(a.id);
@@ -289,17 +293,21 @@ describe.each(await dialects())('approvals on %s', (dialect) => {
     });
 
     it('grants no capability when the gate answers for a different plan digest', async () => {
-      h.services.gate = fakeGate({
-        plan_digest: 'sha256:other',
-        capability: { id: 'cap_Y', expires_at: 'x', token: 't' },
-      });
+      h.approvals.useRecheck(
+        planRecheckOf(
+          fakeGate({
+            plan_digest: 'sha256:other',
+            capability: { id: 'cap_Y', expires_at: 'x', token: 't' },
+          }),
+        ),
+      );
       const a = await asked();
       await h.decide(a.id, 'approve');
       expect((await status(a.id)).recheck).toMatchObject({ reason_code: 'PLAN_CHANGED' });
     });
 
     it('fails closed (no capability, RECHECK_FAILED) when the gate throws', async () => {
-      h.services.gate = fakeGate(new Error('boom'));
+      h.approvals.useRecheck(planRecheckOf(fakeGate(new Error('boom'))));
       const a = await asked();
       expect((await h.decide(a.id, 'approve')).status).toBe(200);
       expect((await status(a.id)).recheck).toMatchObject({
@@ -322,14 +330,14 @@ describe.each(await dialects())('approvals on %s', (dialect) => {
           };
         },
       });
-      h.services.gate = gate;
+      h.approvals.useRecheck(planRecheckOf(gate));
       const a = await asked();
       await h.decide(a.id, 'approve');
       expect(((await status(a.id)).capability as { id: string }).id).toBe('cap_Z');
     });
 
     it('does not consult the gate on a rejection', async () => {
-      h.services.gate = fakeGate(new Error('must not be called'));
+      h.approvals.useRecheck(planRecheckOf(fakeGate(new Error('must not be called'))));
       const a = await asked();
       await h.decide(a.id, 'reject');
       expect((await status(a.id)).recheck).toBeNull();

@@ -1,8 +1,9 @@
 import { AppError } from '../errors/index.js';
-import type { Module, Services } from '../kernel/module.js';
+import { type Deps, defineModule, type Module } from '../kernel/module.js';
 import { type ApprovalsConfig, approvalsConfigSchema } from './config.js';
 import { type Worker, startExpiryWorker } from './expiry.js';
 import { linkRoutes } from './link-routes.js';
+import { approvalsPort } from './port.js';
 import { deriveLinkKey } from './links.js';
 import { approvalRoutes } from './routes.js';
 import { Approvals } from './service.js';
@@ -16,27 +17,28 @@ export interface ApprovalsModuleOptions {
   expiryWorker?: boolean;
 }
 
-export interface ApprovalsModule extends Module {
+const sections = { approvals: approvalsConfigSchema.prefault({}) };
+type ApprovalsDeps = Deps<Record<never, never>, typeof sections>;
+
+export interface ApprovalsModule extends Module<Record<never, never>, typeof sections> {
   /** The running service (after `routes` or `start`), e.g. for `approvalLinks` from the notify module. */
   service(): Approvals | undefined;
 }
 
-function readConfig(services: Services, overrides: Partial<ApprovalsConfig> = {}): ApprovalsConfig {
-  // The main schema has no `approvals` section yet; read it when the lead adds one.
-  const section = (services.config as unknown as Record<string, unknown>).approvals ?? {};
-  return approvalsConfigSchema.parse({ ...(section as object), ...overrides });
+function readConfig(deps: ApprovalsDeps, overrides: Partial<ApprovalsConfig> = {}): ApprovalsConfig {
+  return { ...deps.config.approvals, ...overrides };
 }
 
 /**
  * Approvals: `POST/GET /v1/approvals…`, the signed-link page `/a/{token}`, and the expiry worker.
- * Sets `services.approvals` on start.
+ * Provides `approvalsPort`.
  */
 export function approvalsModule(opts: ApprovalsModuleOptions = {}): ApprovalsModule {
   let impl: Approvals | undefined;
   let config: ApprovalsConfig | undefined;
   let worker: Worker | undefined;
 
-  const ensure = (services: Services): Approvals => {
+  const ensure = (services: ApprovalsDeps): Approvals => {
     if (impl) return impl;
     config = readConfig(services, opts.config);
     const linkKey = opts.linkKey ?? deriveLinkKey(services.vaultKey);
@@ -53,7 +55,12 @@ export function approvalsModule(opts: ApprovalsModuleOptions = {}): ApprovalsMod
   };
 
   return {
-    name: 'approvals',
+    ...defineModule({
+      name: 'approvals',
+      config: sections,
+      provides: [approvalsPort],
+      migrations: new URL('./migrations/', import.meta.url),
+    }),
     service: () => impl,
     routes(app, services) {
       ensure(services);
@@ -62,7 +69,7 @@ export function approvalsModule(opts: ApprovalsModuleOptions = {}): ApprovalsMod
     },
     start(services) {
       const approvals = ensure(services);
-      services.approvals = approvals;
+      services.provide(approvalsPort, approvals);
       if (opts.expiryWorker !== false) {
         worker = startExpiryWorker({
           sweep: () => approvals.expireDue(),

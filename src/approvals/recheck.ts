@@ -1,48 +1,32 @@
-import type { GateDecision, GateIntent, GateService } from '../server/ports.js';
 import type { Principal } from '../kernel/module.js';
-import type { ApprovalPlan, Recheck } from './view.js';
+import type { ApprovalPlan, PlanRecheck } from './port.js';
+import type { Recheck } from './view.js';
+
+type Granted = Awaited<ReturnType<PlanRecheck>>;
 
 /**
- * The gate's optional re-check for an approved plan (`evaluateApproved` in src/gate/approved.ts): the
- * plain `evaluate` answers `require_approval` again for a plan that still needs approval, which
- * cannot issue a capability. When the running gate offers it, it is preferred.
- */
-interface ApprovedRecheck {
-  evaluateApproved(
-    intent: GateIntent,
-    ctx: { principal: Principal },
-    frozen_plan_digest: string,
-  ): Promise<GateDecision>;
-}
-
-function offersApprovedRecheck(gate: GateService): gate is GateService & ApprovedRecheck {
-  return typeof (gate as Partial<ApprovedRecheck>).evaluateApproved === 'function';
-}
-
-/**
- * On approval, the frozen plan is decided again under the policy serving now. Only an `allow` for the
- * very same plan digest that carries a capability grants one; anything else (a deny, a changed plan,
- * a gate error) leaves the approval approved but without a capability, and the reason is recorded.
- * Fails closed: an error in the gate is `RECHECK_FAILED`, never a capability.
+ * On approval, the frozen plan is decided again under the policy serving now (the gate supplies the
+ * check: `useRecheck`). Only an `allow` for the very same plan digest that carries a capability grants
+ * one; anything else (a deny, a changed plan, a gate error) leaves the approval approved but without a
+ * capability, and the reason is recorded. Fails closed: an error in the gate is `RECHECK_FAILED`, never
+ * a capability.
  */
 export async function recheckPlan(
-  gate: GateService | undefined,
+  check: PlanRecheck | undefined,
   plan: ApprovalPlan,
   frozenDigest: string,
   asker: Principal,
   extra: { task_id: string | null; session_id: string | null },
-): Promise<{ recheck: Recheck; capability?: NonNullable<GateDecision['capability']>; error?: unknown }> {
-  if (!gate) return { recheck: { outcome: 'skipped', reason_code: 'GATE_NOT_RUNNING' } };
-  const intent: GateIntent = { tool: plan.tool, input: plan.input };
+): Promise<{ recheck: Recheck; capability?: NonNullable<Granted['capability']>; error?: unknown }> {
+  if (!check) return { recheck: { outcome: 'skipped', reason_code: 'GATE_NOT_RUNNING' } };
+  const intent: Parameters<PlanRecheck>[0] = { tool: plan.tool, input: plan.input };
   if (plan.action !== undefined) intent.action = plan.action;
   if (plan.resource !== undefined) intent.resource = plan.resource;
   if (extra.task_id) intent.task_id = extra.task_id;
   if (extra.session_id) intent.session_id = extra.session_id;
-  let d: GateDecision;
+  let d: Granted;
   try {
-    d = offersApprovedRecheck(gate)
-      ? await gate.evaluateApproved(intent, { principal: asker }, frozenDigest)
-      : await gate.evaluate(intent, { principal: asker });
+    d = await check(intent, asker, frozenDigest);
   } catch (error) {
     return {
       recheck: {

@@ -1,9 +1,9 @@
 import { maskSecrets } from '../scan/secrets.js';
 import { causedBy, type EnvelopeInput, newId } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
-import { planDigest } from '../gate/digest.js';
+import { planDigest } from '../envelope/plan.js';
 import type { Principal, Services } from '../kernel/module.js';
-import type { ApprovalRequest, ApprovalService, ExpiringApproval } from '../server/ports.js';
+import type { ApprovalRequest, ApprovalService, ExpiringApproval, PlanRecheck } from './port.js';
 import { one } from '../store/port.js';
 import { DEFAULT_APPROVAL_TTL_SECONDS, WAIT_POLL_MS } from './config.js';
 import { type ApprovalLinks, linksFor, type ParsedToken, verifyLink } from './links.js';
@@ -41,6 +41,7 @@ export class Approvals implements ApprovalService {
   private readonly waiters = new Map<string, Set<() => void>>();
   readonly ttlMs: number;
   private readonly pollMs: number;
+  private recheck: PlanRecheck | undefined;
 
   constructor(
     private readonly s: Services,
@@ -48,6 +49,10 @@ export class Approvals implements ApprovalService {
   ) {
     this.ttlMs = opts.ttlMs ?? DEFAULT_APPROVAL_TTL_SECONDS * 1000;
     this.pollMs = opts.pollMs ?? WAIT_POLL_MS;
+  }
+
+  useRecheck(check: PlanRecheck | undefined): void {
+    this.recheck = check;
   }
 
   async request(asked: ApprovalRequestWithApprovers): Promise<ApprovalRecord> {
@@ -204,7 +209,7 @@ export class Approvals implements ApprovalService {
     if (row.task_id) asker.task_id = row.task_id;
     const checked =
       decision === 'approve'
-        ? await recheckPlan(this.s.gate, JSON.parse(row.plan), row.plan_digest, asker, {
+        ? await recheckPlan(this.recheck, JSON.parse(row.plan), row.plan_digest, asker, {
             task_id: row.task_id,
             session_id: row.session_id,
           })

@@ -1,4 +1,4 @@
-import type { ApprovalState } from '../server/ports.js';
+import type { ApprovalState } from './port.js';
 import type { Sql } from '../store/port.js';
 
 /** Every SQL statement of the approvals module, as pure functions over the one-method DB port. */

@@ -39,7 +39,7 @@ export async function approvalsHarness(
   });
   const t = await testApp({
     dialect,
-    modules: [coreModule(() => []), module],
+    modules: [coreModule(), module],
     ...(opts.realClock ? {} : { now: () => clock.now }),
   });
   const json = (role: 'agent' | 'admin' | 'approver') => ({

@@ -1,4 +1,4 @@
-import type { ApprovalState, ApprovalView } from '../server/ports.js';
+import type { ApprovalPlan, ApprovalState, ApprovalView } from './port.js';
 import type { ApprovalRow } from './sql.js';
 
 /** What the gate's re-check said when the approval was granted (stored with the decision). */
@@ -6,13 +6,6 @@ export type Recheck =
   | { outcome: 'capability'; decision: string; reason_code: string; policy_revision: string | null }
   | { outcome: 'no_capability'; decision: string | null; reason_code: string; policy_revision: string | null }
   | { outcome: 'skipped'; reason_code: 'GATE_NOT_RUNNING' };
-
-export interface ApprovalPlan {
-  tool: string;
-  input: Record<string, unknown>;
-  action?: string;
-  resource?: string;
-}
 
 /** The port's view plus what an approver needs to see: the plan itself and who may decide. */
 export interface ApprovalRecord extends ApprovalView {

@@ -3,6 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dialects } from '../store/testing.js';
 import { type TestApp, testApp } from '../server/testing.js';
 import { approvalsModule } from '../approvals/module.js';
+import { approvalsPort } from '../approvals/port.js';
+import { deliveryModule } from '../delivery/module.js';
 import { SLACK_APPROVE_ACTION, SLACK_REJECT_ACTION, telegramCallbackData } from '../channels/index.js';
 import { coreModule } from '../server/core-routes.js';
 import { callbacksModule } from './module.js';
@@ -28,8 +30,9 @@ describe.each(await dialects())('approval callbacks on %s', (dialect) => {
       config: { channels: CHANNELS },
       now: () => clock.now,
       modules: [
-        coreModule(() => []),
+        coreModule(),
         approvalsModule({ expiryWorker: false }),
+        deliveryModule({ workers: false }),
         callbacksModule({ config: callbacks, secrets: (env) => SECRETS[env] }),
       ],
     });
@@ -46,14 +49,14 @@ describe.each(await dialects())('approval callbacks on %s', (dialect) => {
   });
 
   const ask = async (ttlMs?: number) =>
-    t.services.approvals!.request({
+    t.port(approvalsPort).request({
       action: 'deploy prod',
       reason: 'release 1.2',
       plan: { tool: 'Bash', input: { ref: 'v1.2' } },
       requested_by: { name: 'bot', role: 'agent' },
       ...(ttlMs ? { ttl_ms: ttlMs } : {}),
     });
-  const state = async (id: string) => (await t.services.approvals!.get(id))!;
+  const state = async (id: string) => (await t.port(approvalsPort).get(id))!;
 
   const blockActions = (approvalId: string, actionId = SLACK_APPROVE_ACTION, user = 'U123ABC') => ({
     type: 'block_actions',
@@ -271,13 +274,13 @@ describe.each(await dialects())('approval callbacks on %s', (dialect) => {
     const wrongKind = callbacksModule({
       config: { slack: { phone: { signing_secret_env: 'SLACK_SIGNING' } } },
     });
-    expect(() => wrongKind.start?.(t.services)).toThrow(/no channel of type slack/);
+    expect(() => wrongKind.start?.(t.kernel.depsFor(wrongKind))).toThrow(/no channel of type slack/);
     const unset = callbacksModule({
       config: { slack: { ops: { signing_secret_env: 'UNSET_VAR' } } },
       secrets: () => undefined,
     });
-    expect(() => unset.start?.(t.services)).toThrow(/UNSET_VAR is not set/);
+    expect(() => unset.start?.(t.kernel.depsFor(unset))).toThrow(/UNSET_VAR is not set/);
     const unknownKey = callbacksModule({ config: { slack: { ops: { signing_secret: 'x' } } } });
-    expect(() => unknownKey.start?.(t.services)).toThrow();
+    expect(() => unknownKey.start?.(t.kernel.depsFor(unknownKey))).toThrow();
   });
 });

@@ -1,6 +1,6 @@
 import { AppError } from '../errors/index.js';
 import type { Principal } from '../kernel/module.js';
-import type { ApprovalService } from '../server/ports.js';
+import type { ApprovalService } from '../approvals/port.js';
 import type { Decision } from './click.js';
 
 /** How a click ended, as a person on a phone should read it. */

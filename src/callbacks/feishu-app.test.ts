@@ -57,7 +57,7 @@ describe.each(await dialects())('a Feishu app card decides an approval, end to e
         egress: { allow: ['127.0.0.1'] },
       },
       modules: [
-        coreModule(() => []),
+        coreModule(),
         deliveryModule({ env: SECRETS }),
         approvalsModule({ expiryWorker: false }),
         notifyModule(),

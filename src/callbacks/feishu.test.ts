@@ -3,6 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dialects } from '../store/testing.js';
 import { type TestApp, testApp } from '../server/testing.js';
 import { approvalsModule } from '../approvals/module.js';
+import { approvalsPort } from '../approvals/port.js';
+import { deliveryModule } from '../delivery/module.js';
 import { larkSignature } from '../ingress/sources/feishu/crypto.js';
 import { coreModule } from '../server/core-routes.js';
 import { callbacksModule } from './module.js';
@@ -37,8 +39,9 @@ describe.each(await dialects())('Feishu card callbacks on %s', (dialect) => {
       config: { channels: CHANNELS },
       now: () => clock.now,
       modules: [
-        coreModule(() => []),
+        coreModule(),
         approvalsModule({ expiryWorker: false }),
+        deliveryModule({ workers: false }),
         callbacksModule({ config: { feishu }, secrets: (env) => SECRETS[env] }),
       ],
     });
@@ -55,13 +58,13 @@ describe.each(await dialects())('Feishu card callbacks on %s', (dialect) => {
   });
 
   const ask = async () =>
-    t.services.approvals!.request({
+    t.port(approvalsPort).request({
       action: 'deploy prod',
       reason: 'release 1.2',
       plan: { tool: 'Bash', input: { ref: 'v1.2' } },
       requested_by: { name: 'bot', role: 'agent' },
     });
-  const state = async (id: string) => (await t.services.approvals!.get(id))!;
+  const state = async (id: string) => (await t.port(approvalsPort).get(id))!;
 
   const cardAction = (value: unknown, opts: { openId?: string; token?: string } = {}) => ({
     schema: '2.0',
@@ -249,13 +252,13 @@ describe.each(await dialects())('Feishu card callbacks on %s', (dialect) => {
     const wrongKind = callbacksModule({
       config: { feishu: { ops: { verification_token_env: 'LARK_TOKEN' } } },
     });
-    expect(() => wrongKind.start?.(t.services)).toThrow(/no channel of type feishu/);
+    expect(() => wrongKind.start?.(t.kernel.depsFor(wrongKind))).toThrow(/no channel of type feishu/);
     const unset = callbacksModule({
       config: { feishu: { signed: { verification_token_env: 'LARK_TOKEN', encrypt_key_env: 'UNSET_KEY' } } },
       secrets: (env) => (env === 'LARK_TOKEN' ? TOKEN : undefined),
     });
-    expect(() => unset.start?.(t.services)).toThrow(/UNSET_KEY is not set/);
+    expect(() => unset.start?.(t.kernel.depsFor(unset))).toThrow(/UNSET_KEY is not set/);
     const unknownKey = callbacksModule({ config: { feishu: { plain: { verification_token: 'x' } } } });
-    expect(() => unknownKey.start?.(t.services)).toThrow();
+    expect(() => unknownKey.start?.(t.kernel.depsFor(unknownKey))).toThrow();
   });
 });

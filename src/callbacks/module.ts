@@ -1,4 +1,8 @@
-import type { Module, Services } from '../kernel/module.js';
+import { approvalsPort } from '../approvals/port.js';
+import { deliveryPort } from '../delivery/port.js';
+import { type Deps, defineModule } from '../kernel/module.js';
+import { optional } from '../kernel/port.js';
+import { repliesPort } from '../replies/port.js';
 import { type CallbacksConfig, callbacksConfig } from './config.js';
 import {
   type CallbackState,
@@ -8,8 +12,13 @@ import {
   type TelegramEndpoint,
 } from './routes.js';
 
+const requires = { approvals: approvalsPort, delivery: deliveryPort, replies: optional(repliesPort) };
+const sections = { callbacks: callbacksConfig };
+/** Approvals decide, delivery knows the channels, replies resume tasks (when running). */
+export type CallbacksDeps = Deps<typeof requires, typeof sections>;
+
 export interface CallbacksOptions {
-  /** The `callbacks:` section, until the lead wires it into the config schema (then read from config). */
+  /** Replaces the `callbacks:` section (tests). */
   config?: unknown;
   /** Where `*_env` secrets are read; default `process.env`. */
   secrets?: (envName: string) => string | undefined;
@@ -22,12 +31,12 @@ export class CallbacksConfigError extends Error {
 
 function resolve(
   section: CallbacksConfig,
-  channels: Services['config']['channels'],
+  channel: (name: string) => { type: string } | undefined,
   secret: (env: string) => string | undefined,
 ): CallbackState {
   const need = (kind: 'slack' | 'telegram' | 'feishu', name: string, env: string): string => {
-    const channel = channels[name];
-    if (channel?.type !== kind) {
+    const found = channel(name);
+    if (found?.type !== kind) {
       throw new CallbacksConfigError(
         `callbacks.${kind}.${name}: no channel of type ${kind} is named ${name}`,
       );
@@ -60,17 +69,23 @@ function resolve(
  * Approvals from a phone: Slack Block Kit buttons, Telegram inline keyboards and Feishu app-card
  * buttons come back here as verified callbacks and decide through `services.approvals`.
  */
-export function callbacksModule(opts: CallbacksOptions = {}): Module {
+export function callbacksModule(opts: CallbacksOptions = {}) {
   let state: CallbackState = { slack: new Map(), telegram: new Map(), feishu: new Map() };
-  return {
+  return defineModule({
     name: 'callbacks',
+    config: sections,
+    requires,
     routes(app, services) {
       callbackRoutes(app, services, () => state);
     },
-    start(services: Services) {
-      const fromConfig = (services.config as unknown as { callbacks?: unknown }).callbacks;
-      const section = callbacksConfig.parse(opts.config ?? fromConfig);
-      state = resolve(section, services.config.channels, opts.secrets ?? ((env) => process.env[env]));
+    start(services) {
+      const section =
+        opts.config === undefined ? services.config.callbacks : callbacksConfig.parse(opts.config);
+      state = resolve(
+        section,
+        (name) => services.delivery.channel(name),
+        opts.secrets ?? ((env) => process.env[env]),
+      );
     },
-  };
+  });
 }

@@ -6,10 +6,11 @@ import { verifySlack } from '../ingress/sources/slack/index.js';
 import { verifyTelegram } from '../ingress/sources/telegram/index.js';
 import { isRecord } from '../ingress/sources/common/request.js';
 import { readBody, requireJsonContentType } from '../kernel/body.js';
-import type { App, AppEnv, Services } from '../kernel/module.js';
-import type { ApprovalService } from '../server/ports.js';
+import type { App, AppEnv } from '../kernel/module.js';
 import { MAX_RESUME_MESSAGE_CHARS } from '../tasks/routes.js';
-import { Replies, type ReplyOutcome } from '../replies/service.js';
+import type { ReplyService } from '../replies/port.js';
+import type { ReplyOutcome } from '../replies/service.js';
+import type { CallbacksDeps } from './module.js';
 import {
   feishuClick,
   slackClick,
@@ -67,7 +68,7 @@ function lowerHeaders(c: Context<AppEnv>): Record<string, string> {
  */
 async function verifiedCallback(
   c: Context<AppEnv>,
-  services: Services,
+  services: CallbacksDeps,
   verify: (req: InboundRequest) => VerifyResult,
 ): Promise<Exclude<VerifyResult, { kind: 'rejected' }>> {
   const body = await readBody(c, services.config.server.body_limit_bytes);
@@ -83,8 +84,7 @@ function unknownChannel(kind: string, name: string): AppError {
   );
 }
 
-function approvalsOf(services: Services): ApprovalService {
-  if (!services.approvals) throw new AppError('not_ready', 'the approvals module is not running');
+function approvalsOf(services: CallbacksDeps) {
   return services.approvals;
 }
 
@@ -93,8 +93,8 @@ function approvalsOf(services: Services): ApprovalService {
  * several chats would otherwise take decisions from a chat the owner never configured. `@channel`
  * names cannot be compared with the numeric id in the update, so they are not checked.
  */
-function fromChannelChat(services: Services, channel: string, chatId: string | undefined): boolean {
-  const configured = services.config.channels[channel]?.chat_id;
+function fromChannelChat(services: CallbacksDeps, channel: string, chatId: string | undefined): boolean {
+  const configured = services.delivery.channel(channel)?.['chat_id'];
   const numeric =
     typeof configured === 'number' || (typeof configured === 'string' && /^-?\d+$/.test(configured));
   return !numeric || chatId === String(configured);
@@ -114,8 +114,8 @@ const REPLY_TEXT: Readonly<Record<Exclude<ReplyOutcome['kind'], 'refused'>, stri
  * `sendMessage` in the webhook response, quoting the reply.
  */
 async function answerTelegramReply(
-  services: Services,
-  replies: Replies,
+  services: CallbacksDeps,
+  replies: ReplyService,
   channel: string,
   endpoint: TelegramEndpoint,
   reply: Extract<TelegramReply, { kind: 'reply' }>,
@@ -153,8 +153,8 @@ async function answerTelegramReply(
  * A Slack thread reply counts only in the channel the messages go to, when the config names it by id
  * (`C…`, `G…`, `D…`); a `#name` cannot be compared with the id in the event.
  */
-function fromSlackChannel(services: Services, channel: string, channelId: string): boolean {
-  const configured = services.config.channels[channel]?.channel;
+function fromSlackChannel(services: CallbacksDeps, channel: string, channelId: string): boolean {
+  const configured = services.delivery.channel(channel)?.['channel'];
   return typeof configured !== 'string' || !/^[CGD][A-Z0-9]+$/.test(configured) || configured === channelId;
 }
 
@@ -164,8 +164,7 @@ function fromSlackChannel(services: Services, channel: string, channelId: string
  * bytes before anything is parsed. Once verified, every answer is 200 with text for the person, so a
  * platform never retries a click that was understood.
  */
-export function callbackRoutes(app: App, services: Services, state: () => CallbackState): void {
-  const replies = new Replies(services);
+export function callbackRoutes(app: App, services: CallbacksDeps, state: () => CallbackState): void {
   app.post('/v1/callbacks/slack/:channel', async (c) => {
     const name = c.req.param('channel');
     const endpoint = state().slack.get(name);
@@ -215,8 +214,9 @@ export function callbackRoutes(app: App, services: Services, state: () => Callba
     if (config.team_id !== undefined && reply.teamId !== config.team_id) return c.body(null, 200);
     if (!allowed(config.allowed_user_ids, reply.userId)) return c.body(null, 200);
     if (!fromSlackChannel(services, name, reply.channelId)) return c.body(null, 200);
-    const target = await replies.target(name, reply.threadTs);
-    if (!target || reply.text.trim() === '' || reply.text.length > MAX_RESUME_MESSAGE_CHARS)
+    const replies = services.replies;
+    const target = await replies?.target(name, reply.threadTs);
+    if (!replies || !target || reply.text.trim() === '' || reply.text.length > MAX_RESUME_MESSAGE_CHARS)
       return c.body(null, 200);
     // A retry (X-Slack-Retry-Num) carries the same event_id: `reply_uses` makes it resume once.
     await replies.resume(
@@ -245,7 +245,10 @@ export function callbackRoutes(app: App, services: Services, state: () => Callba
     const reply = telegramReply(verified.payload);
     if (reply.kind === 'ignored') return c.body(null, 200);
     if (reply.kind === 'reply') {
-      const answer = await answerTelegramReply(services, replies, name, endpoint, reply);
+      // Without the replies module running, no message carries a reply target: nothing to resume.
+      const answer = services.replies
+        ? await answerTelegramReply(services, services.replies, name, endpoint, reply)
+        : undefined;
       return answer ? c.json(answer) : c.body(null, 200);
     }
     const click = telegramClick(verified.payload);

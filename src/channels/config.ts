@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { type AnyChannelKind, CHANNEL_KINDS, channelKind } from './registry.js';
 
 /** Validating `channels.<name>` by type, for the config loader's checks and the notify module. */
@@ -52,3 +53,21 @@ export function parseChannels(channels: Entries): ConfiguredChannel[] {
     return { name, kind, config: kind.configSchema.parse(entry) };
   });
 }
+
+const CHANNEL_NAME = /^[a-z0-9][a-z0-9_-]*$/;
+
+/**
+ * The `channels:` section as a schema: each entry validated by its kind's strict schema, with the
+ * messages `checkChannels` gives (the kind's docs link). The delivery module owns the key.
+ */
+export const channelsConfigSchema = z
+  .record(
+    z.string().regex(CHANNEL_NAME, 'channel names are lower-case letters, digits, - and _'),
+    z.looseObject({ type: z.string().min(1) }),
+  )
+  .superRefine((channels, ctx) => {
+    for (const p of checkChannels(channels as Entries)) {
+      ctx.addIssue({ code: 'custom', path: p.path.split('.').slice(1), message: p.message });
+    }
+  })
+  .default({});

@@ -11,7 +11,7 @@ describe('switchboard away on|off|status', () => {
   let server: ServerType;
   let url: string;
   beforeAll(async () => {
-    t = await testApp({ modules: [coreModule(() => []), signalsModule({ reporter: () => undefined })] });
+    t = await testApp({ modules: [coreModule(), signalsModule()] });
     server = await new Promise<ServerType>((resolve) => {
       const s = serve({ fetch: t.app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
     });

@@ -1,12 +1,13 @@
 import { resolve } from 'node:path';
-import { configPath, type LoadedConfig, loadConfig } from '../config/load.js';
-import { moduleConfigChecks } from '../server/checks.js';
+import { configPath, type LoadedConfig } from '../config/load.js';
+import { type Config, loadConfig } from '../server/config.js';
+import { appMigrations } from '../server/modules.js';
 import { openStore } from '../store/open.js';
 import type { Db } from '../store/port.js';
 
-export function loadCliConfig(opts: { config?: string }): LoadedConfig {
+export function loadCliConfig(opts: { config?: string }): LoadedConfig<Config> {
   const path = opts.config ? resolve(opts.config) : configPath();
-  return loadConfig({ path, checks: moduleConfigChecks() });
+  return loadConfig({ path });
 }
 
 export async function openCliStore(loaded: LoadedConfig): Promise<Db> {
@@ -15,5 +16,6 @@ export async function openCliStore(loaded: LoadedConfig): Promise<Db> {
     databaseUrl: config.store.database_url,
     dataDir: resolve(config.data_dir),
     sqliteSynchronous: config.store.sqlite_synchronous,
+    migrations: appMigrations(),
   });
 }

@@ -56,7 +56,7 @@ export async function run(opts: { config?: string }): Promise<void> {
   );
   const sources = Object.entries(config.sources);
   lines.push(
-    `info  sources: ${sources.length ? sources.map(([n, s]) => `${n} (${s.type}) → POST /v1/ingress/${n}`).join(', ') : 'none'}`,
+    `info  sources: ${sources.length ? sources.map(([n, s]) => `${n} (${s.source.type}) → POST /v1/ingress/${n}`).join(', ') : 'none'}`,
   );
   lines.push(
     `info  listen: http://${config.server.host}:${config.server.port}${config.server.public_url ? `, public ${config.server.public_url}` : ''}`,

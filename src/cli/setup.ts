@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { relative, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { applyEnv } from '../config/env.js';
-import { ConfigError, configPath, parseConfig } from '../config/load.js';
+import { ConfigError, configPath } from '../config/load.js';
 import { DEFAULT_URL } from '../hook/settings.js';
 import {
   DEFAULT_BRIDGE_COMMAND,
@@ -265,11 +265,11 @@ async function planNotify(
 /** The edited config must load as `serve` would load it, module checks included, or nothing is written. */
 async function checkLoads(path: string, text: string, env: NodeJS.ProcessEnv): Promise<void> {
   // Loaded here only: the module checks pull in every module's schema, which plain setup never needs.
-  const { moduleConfigChecks } = await import('../server/checks.js');
+  const { parseConfig } = await import('../server/config.js');
   const doc = parseDocument(text);
   const raw = (doc.toJS() ?? {}) as Record<string, unknown>;
   try {
-    parseConfig(applyEnv(raw, env), path, moduleConfigChecks());
+    parseConfig(applyEnv(raw, env), path);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     throw new Error(

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { applyEnv } from './env.js';
-import { type Config, configSchema } from './schema.js';
+import { type CoreConfig, coreConfigSchema } from './schema.js';
 
 export interface ConfigProblem {
   path: string;
@@ -22,14 +22,23 @@ export class ConfigError extends Error {
   }
 }
 
-/** A check a module adds for the section it owns (e.g. channels validate `channels.<name>` by type). */
-export type ConfigCheck = (config: Config) => ConfigProblem[];
+/** A check across keys, run on the parsed config (a route naming a channel that exists). */
+export type ConfigCheck = (config: CoreConfig) => ConfigProblem[];
 
-export interface LoadedConfig {
-  config: Config;
+/** The schema to validate with and the checks to run after it: the app root assembles them from modules. */
+export interface ConfigSpec<C extends CoreConfig = CoreConfig> {
+  schema: z.ZodType<C>;
+  checks?: ConfigCheck[];
+}
+
+export interface LoadedConfig<C extends CoreConfig = CoreConfig> {
+  config: C;
   /** The file read, or `built-in defaults`. */
   source: string;
 }
+
+/** The core's keys only (commands that need no module, and tests of the core). */
+export const CORE_CONFIG: ConfigSpec = { schema: coreConfigSchema };
 
 /** Resolves the config path: SWITCHBOARD_CONFIG, else ./switchboard.yaml when present, else none. */
 export function configPath(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string | undefined {
@@ -39,9 +48,10 @@ export function configPath(env: NodeJS.ProcessEnv = process.env, cwd = process.c
 }
 
 /** Defaults → file → env, validated once. Throws ConfigError listing every problem. */
-export function loadConfig(
-  opts: { path?: string | undefined; env?: NodeJS.ProcessEnv; checks?: ConfigCheck[] } = {},
-): LoadedConfig {
+export function loadConfigWith<C extends CoreConfig>(
+  spec: ConfigSpec<C>,
+  opts: { path?: string | undefined; env?: NodeJS.ProcessEnv } = {},
+): LoadedConfig<C> {
   const env = opts.env ?? process.env;
   const path = opts.path;
   let raw: Record<string, unknown> = {};
@@ -57,13 +67,18 @@ export function loadConfig(
     }
     raw = parseYaml(readFileSync(path, 'utf8'), path);
   }
-  return { config: parseConfig(applyEnv(raw, env), source, opts.checks), source };
+  return { config: parseConfigWith(spec, applyEnv(raw, env), source), source };
 }
 
-export function parseConfig(raw: unknown, source = 'config', checks: ConfigCheck[] = []): Config {
-  const result = configSchema.safeParse(raw);
+/** Validates `raw` against the spec's schema, then its checks; throws ConfigError listing every problem. */
+export function parseConfigWith<C extends CoreConfig>(
+  spec: ConfigSpec<C>,
+  raw: unknown,
+  source = 'config',
+): C {
+  const result = spec.schema.safeParse(raw);
   if (!result.success) throw new ConfigError(source, describeIssues(result.error.issues));
-  const problems = checks.flatMap((check) => check(result.data));
+  const problems = (spec.checks ?? []).flatMap((check) => check(result.data));
   if (problems.length > 0) throw new ConfigError(source, problems);
   return result.data;
 }

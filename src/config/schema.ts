@@ -57,10 +57,12 @@ const vaultSchema = z.strictObject({
   retention_days: z.number().int().min(1).default(30),
 });
 
-/** A section whose members another module validates in detail (see `moduleChecks` in load.ts). */
-const typedEntry = z.looseObject({ type: z.string().min(1) });
-
-export const configSchema = z.strictObject({
+/**
+ * The core's keys. Every other top-level key belongs to the module that owns it and is declared in its
+ * manifest (`config: { approvals: approvalsConfigSchema }`); the kernel assembles the one strict schema
+ * (src/kernel/config.ts), so an unknown key anywhere is an error.
+ */
+export const coreConfigShape = {
   data_dir: z.string().default('./.switchboard'),
   server: serverSchema.default(serverSchema.parse({})),
   store: storeSchema.default(storeSchema.parse({})),
@@ -74,33 +76,11 @@ export const configSchema = z.strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     })
     .default({ level: 'info' }),
-  channels: z
-    .record(
-      z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'channel names are lower-case letters, digits, - and _'),
-      typedEntry,
-    )
-    .default({}),
-  routes: z.array(z.looseObject({})).default([]),
-  sources: z
-    .record(
-      z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'source names are lower-case letters, digits, - and _'),
-      typedEntry,
-    )
-    .default({}),
-  rules: z.array(z.looseObject({})).default([]),
-  policy_files: z.array(z.string()).default([]),
-  triggers: z.array(z.looseObject({})).default([]),
+  /** Outbound destinations allowed past the SSRF guard (src/egress); checked by the app root. */
   egress: z.strictObject({ allow: z.array(z.string()).default([]) }).default({ allow: [] }),
-  gate: z.looseObject({}).default({}),
-  delivery: z.looseObject({}).default({}),
-  notify: z.looseObject({}).default({}),
-  signals: z.looseObject({}).default({}),
-  approvals: z.looseObject({}).default({}),
-  tasks: z.looseObject({}).default({}),
-  hooks: z.looseObject({}).default({}),
-  loop: z.looseObject({}).default({}),
-  callbacks: z.looseObject({}).default({}),
-});
+};
 
-export type Config = z.infer<typeof configSchema>;
+export const coreConfigSchema = z.strictObject(coreConfigShape);
+
+export type CoreConfig = z.output<typeof coreConfigSchema>;
 export type ApiKeyConfig = z.infer<typeof apiKeySchema>;

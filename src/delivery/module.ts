@@ -1,12 +1,15 @@
 import { guardedSmtp } from '../channels/index.js';
 import { createEgress, type Egress, type EgressOptions } from '../egress/index.js';
 import { AppError } from '../errors/index.js';
-import type { Module, Services } from '../kernel/module.js';
+import { channelsConfigSchema } from '../channels/config.js';
+import { type Deps, defineModule, type Module } from '../kernel/module.js';
+import { outboundPort } from '../notify/port.js';
 import { type DeliveryConfig, deliveryConfigSchema, deliveryPolicies } from './config.js';
 import { type ChannelEntry, DeliveryEngine, type EngineOptions } from './engine/engine.js';
 import { deliveryMetrics } from './engine/metrics.js';
 import { deliveryRoutes } from './engine/routes.js';
 import { createDeliveryService, type DeliveryService } from './engine/service.js';
+import { deliveryPort } from './port.js';
 
 export type {
   DeliveryService,
@@ -30,14 +33,17 @@ export interface DeliveryModuleOptions {
   egress?: Partial<Omit<EgressOptions, 'allow'>>;
 }
 
-export interface DeliveryModule extends Module {
+const sections = { delivery: deliveryConfigSchema.prefault({}), channels: channelsConfigSchema };
+type DeliveryDeps = Deps<Record<never, never>, typeof sections>;
+
+export interface DeliveryModule extends Module<Record<never, never>, typeof sections> {
   service(): DeliveryService | undefined;
   engine(): DeliveryEngine | undefined;
 }
 
-function readConfig(services: Services, overrides: Partial<DeliveryConfig> = {}): DeliveryConfig {
-  const section = (services.config as unknown as Record<string, unknown>).delivery ?? {};
-  return deliveryConfigSchema.parse({ ...(section as object), ...overrides });
+function readConfig(deps: DeliveryDeps, overrides: Partial<DeliveryConfig> = {}): DeliveryConfig {
+  // Overrides may carry partial nested sections (`breaker: { min_attempts }`): parse the merge.
+  return deliveryConfigSchema.parse({ ...deps.config.delivery, ...overrides });
 }
 
 /**
@@ -49,7 +55,7 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
   let engine: DeliveryEngine | undefined;
   let egress: Egress | undefined;
 
-  const ensure = (s: Services): DeliveryService => {
+  const ensure = (s: DeliveryDeps): DeliveryService => {
     if (service) return service;
     const policies = deliveryPolicies(readConfig(s, opts.config));
     egress = createEgress({ ...opts.egress, allow: s.config.egress.allow });
@@ -92,14 +98,21 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
   };
 
   return {
-    name: 'delivery',
+    ...defineModule({
+      name: 'delivery',
+      config: sections,
+      provides: [deliveryPort, outboundPort],
+      migrations: new URL('./migrations/', import.meta.url),
+    }),
     service: () => service,
     engine: () => engine,
     routes(app, s) {
       deliveryRoutes(app, s, running);
     },
     start(s) {
-      s.deliveries = ensure(s);
+      const svc = ensure(s);
+      s.provide(deliveryPort, svc);
+      s.provide(outboundPort, svc);
       if (opts.workers !== false) engine?.start();
     },
     async stop() {

@@ -58,7 +58,7 @@ export async function harness(opts: {
   });
   const t = await testApp({
     dialect: opts.dialect,
-    modules: [coreModule(() => []), delivery],
+    modules: [coreModule(), delivery],
     config: { channels: opts.channels, egress: { allow: ['127.0.0.1'] } },
     ...(opts.now ? { now: opts.now } : {}),
   });

@@ -5,3 +5,4 @@ export * from './digest.js';
 export * from './envelope.js';
 export * from './ids.js';
 export * from './schema.js';
+export * from './plan.js';

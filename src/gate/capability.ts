@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { newId } from '../envelope/ids.js';
 import { DEFAULT_CAPABILITY_TTL_SECONDS, DEFAULT_CLOCK_SKEW_SECONDS } from './config.js';
-import { planDigest } from './digest.js';
+import { planDigest } from '../envelope/plan.js';
 import type { CapabilityGrant, CapabilityKey } from './types.js';
 
 /**

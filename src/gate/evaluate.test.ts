@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkCapability } from './capability.js';
-import { planDigest } from './digest.js';
+import { planDigest } from '../envelope/plan.js';
 import { evaluate, evaluateWithTrace, mergePatch } from './evaluate.js';
 import { compileYaml, TEST_KEY } from './testing.js';
 import type { Intent } from './types.js';

@@ -5,7 +5,7 @@ import type { CelContext } from './cel.js';
 import type { CompiledPolicy, CompiledRule } from './compile.js';
 import { toolMatcher } from './compile.js';
 import { defaultGateOptions, type GateOptions } from './config.js';
-import { planDigest } from './digest.js';
+import { planDigest } from '../envelope/plan.js';
 import type { Decision, DecisionKind, GateContext, Intent, MatchedRule, Plan, Risk } from './types.js';
 
 /** deny > defer > require_approval > modify > allow (seed 001); modify is an allow with changed input. */

@@ -3,7 +3,6 @@ export * from './capability.js';
 export * from './cel.js';
 export * from './compile.js';
 export * from './config.js';
-export * from './digest.js';
 export * from './evaluate.js';
 export * from './explain.js';
 export * from './load.js';

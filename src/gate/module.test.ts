@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects } from '../store/testing.js';
-import type { GateDecision } from '../server/ports.js';
-import { planDigest } from './digest.js';
+import type { GateDecision } from '../gate/port.js';
+import { planDigest } from '../envelope/plan.js';
 import { type GateHarness, gateHarness } from './service/testing.js';
 
 const RULES = [

@@ -1,7 +1,12 @@
 import { existsSync } from 'node:fs';
 import { AppError } from '../errors/index.js';
-import type { Module, Services } from '../kernel/module.js';
+import { type ApprovalService, approvalsPort } from '../approvals/port.js';
+import { type Deps, defineModule, type Module } from '../kernel/module.js';
+import { optional } from '../kernel/port.js';
+import { tasksPort } from '../tasks/port.js';
+import { policyConfigShape } from './config.js';
 import type { PolicySource } from './load.js';
+import { gatePort, planRecheckOf } from './port.js';
 import {
   configPolicySources,
   PolicyHolder,
@@ -16,9 +21,14 @@ import { Gate } from './service/service.js';
 import { DEFAULT_WATCH_DEBOUNCE_MS, type FileWatch, watchFiles } from './service/watch.js';
 import type { CapabilityKey, CapabilitySigner } from './types.js';
 
+const requires = { tasks: optional(tasksPort), approvals: optional(approvalsPort) };
+const sections = policyConfigShape;
+/** What the gate's parts receive: the core, `rules`/`policy_files`/`gate`, tasks and approvals if running. */
+export type GateDeps = Deps<typeof requires, typeof sections>;
+
 export interface GateModuleOptions {
   /** Where the rules come from; default the config file (or the parsed config section). */
-  sources?: (s: Services) => PolicySource[];
+  sources?: (s: GateDeps) => PolicySource[];
   /** The capability key; default derived from the vault key (service/keys.ts). `null`: no capabilities. */
   signerKey?: CapabilityKey | null;
   /** Reload when a policy file or the config file changes (default true). */
@@ -28,7 +38,7 @@ export interface GateModuleOptions {
   sighup?: boolean;
 }
 
-export interface GateModule extends Module {
+export interface GateModule extends Module<typeof requires, typeof sections> {
   /** What SIGHUP does: load the policy again; a broken one keeps the serving revision. */
   reload(): Promise<ReloadOutcome>;
   status(): PolicyStatus | undefined;
@@ -51,9 +61,10 @@ export function gateModule(opts: GateModuleOptions = {}): GateModule {
   let watcher: FileWatch | undefined;
   let onHup: (() => void) | undefined;
   let loadedOnce = false;
+  let recheckOwner: ApprovalService | undefined;
   let watched = (): string[] => [];
 
-  const ensure = (s: Services): Parts => {
+  const ensure = (s: GateDeps): Parts => {
     if (parts) return parts;
     const holder = new PolicyHolder({
       sources: () => (opts.sources ?? configPolicySources)(s),
@@ -81,7 +92,13 @@ export function gateModule(opts: GateModuleOptions = {}): GateModule {
   };
 
   return {
-    name: 'gate',
+    ...defineModule({
+      name: 'gate',
+      config: sections,
+      requires,
+      provides: [gatePort],
+      migrations: new URL('./migrations/', import.meta.url),
+    }),
     reload,
     status: () => parts?.holder.status(),
     service: () => parts?.gate,
@@ -99,7 +116,10 @@ export function gateModule(opts: GateModuleOptions = {}): GateModule {
       const p = ensure(s);
       await p.holder.reload('start');
       loadedOnce = true;
-      s.gate = p.gate;
+      s.provide(gatePort, p.gate);
+      // Approvals re-check an approved plan against the policy serving now, through this gate.
+      recheckOwner = s.approvals;
+      recheckOwner?.useRecheck?.(planRecheckOf(p.gate));
       const extra = existsSync(s.configSource) ? [s.configSource] : [];
       watched = () => [...extra, ...p.holder.watchedFiles()];
       const list = watched;
@@ -117,6 +137,8 @@ export function gateModule(opts: GateModuleOptions = {}): GateModule {
       }
     },
     stop() {
+      recheckOwner?.useRecheck?.(undefined);
+      recheckOwner = undefined;
       watcher?.close();
       watcher = undefined;
       if (onHup) process.off('SIGHUP', onHup);

@@ -1,6 +1,7 @@
 import type { Envelope, Risk } from '../envelope/envelope.js';
+import type { Plan } from '../envelope/plan.js';
 
-export type { Risk };
+export type { Plan, Risk };
 
 /** The five decisions of seed 001; the set is small and stable on purpose. */
 export const DECISIONS = ['allow', 'deny', 'require_approval', 'defer', 'modify'] as const;
@@ -18,14 +19,6 @@ export interface Intent {
   action?: string | null;
   resource?: string | null;
   runtime?: string | null;
-}
-
-/** The plan a capability binds and a resource service checks: exactly what will run. */
-export interface Plan {
-  tool: string;
-  action: string | null;
-  resource: string | null;
-  input: Record<string, unknown>;
 }
 
 export interface TaskFacts {

@@ -15,13 +15,14 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, requireBuild } from '../cli/testing.js';
-import { parseConfig } from '../config/load.js';
+import { parseConfig } from '../server/config.js';
 import { FakeGate, gateDecision } from '../runtimes/http/testing.js';
 import { RUNTIMES } from '../runtimes/index.js';
 import { runtimesModule } from '../runtimes/module.js';
 import type { RuntimeKind } from '../runtimes/runtime.js';
 import { coreModule } from '../server/core-routes.js';
 import { type RunningServer, startServer } from '../server/serve.js';
+import { gatePort } from '../gate/port.js';
 
 /** The compiled bridge, as a runtime runs it: tsc's output always, the esbuild bundle when built. */
 const ENTRIES = [join(ROOT, 'dist/hook/entry.js'), join(ROOT, 'dist/hook.mjs')].filter((p) => existsSync(p));
@@ -81,13 +82,13 @@ beforeAll(async () => {
     auth: { keys: [{ name: 'bot', role: 'agent', key: KEY }] },
   });
   server = await startServer(config, {
-    modules: [coreModule(() => []), runtimesModule()],
+    modules: [coreModule(), runtimesModule()],
     logger: pino({ level: 'silent' }),
     env: {},
     defaultMetrics: false,
   });
   gate = new FakeGate(gateDecision('deny', { reason_code: 'FORCE_PUSH', reason: 'no force pushes' }));
-  server.services.gate = gate;
+  server.kernel.ports.set(gatePort, gate);
 
   const closed = createTcpServer();
   deadUrl = await listen(closed);

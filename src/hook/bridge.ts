@@ -1,8 +1,14 @@
 import { runtimeFor, RUNTIME_KINDS } from '../runtimes/index.js';
 import type { RuntimeAdapter } from '../runtimes/runtime.js';
 import { post } from './post.js';
-import { BRIDGE_HEADER, type BridgeReply, DEADLINE_HEADER, HOOK_ROUTE, isBridgeReply } from './protocol.js';
-import { replyWithoutGate } from './read-only.js';
+import {
+  BRIDGE_HEADER,
+  type BridgeReply,
+  DEADLINE_HEADER,
+  HOOK_ROUTE,
+  isBridgeReply,
+} from '../runtimes/http/protocol.js';
+import { replyWithoutGate } from '../runtimes/http/fail-closed.js';
 import { type BridgeSettings, bridgeSettings } from './settings.js';
 
 /**

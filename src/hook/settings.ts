@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RuntimeAdapter } from '../runtimes/runtime.js';
-import type { FailMode } from './read-only.js';
+import type { FailMode } from '../runtimes/http/fail-closed.js';
 
 /** Where the bridge goes, with which key, how long it waits, and what it does when that fails. */
 export interface BridgeSettings {

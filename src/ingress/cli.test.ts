@@ -16,7 +16,7 @@ describe('switchboard ingress replay', () => {
 
   it('posts to the replay route of the configured gateway and prints the new event id', async () => {
     const h = ingressHarness([{ id: 'all', source: 'github', action: { type: 'notify' } }]);
-    t = await testApp({ config: h.config, modules: [coreModule(() => []), h.ingress] });
+    t = await testApp({ config: h.config, modules: [coreModule(), h.ingress] });
     const d = await githubDelivery('push', githubExample('push'), { delivery: 'cli-1' });
     await t.app.request('/v1/ingress/github', { method: 'POST', headers: d.headers, body: d.body });
     const server = serve({ fetch: t.app.fetch, hostname: '127.0.0.1', port: 0 });

@@ -1,7 +1,6 @@
-import { describeIssues } from '../config/load.js';
 import { z } from 'zod';
-import { loopSchema, triggersSchema } from './admission/config.js';
-import { compileTriggers, TriggerConfigError } from './admission/triggers.js';
+import { triggersSchema } from './admission/config.js';
+import { compileTrigger, TriggerConfigError } from './admission/triggers.js';
 import { type SourceConfig, sourceConfigSchema } from './sources/index.js';
 
 /**
@@ -38,39 +37,36 @@ export type IngressSourceConfig = z.output<typeof ingressSourceSchema>;
 export const ingressSourcesSchema = z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]*$/), ingressSourceSchema);
 
 /**
- * The config check the loader runs for ingress (`moduleConfigChecks`): `sources` entries, `triggers`
- * (schema, CEL, sources they name) and `loop`, each problem with its path. Secrets are not resolved
- * here: a missing environment variable is reported when the module starts.
+ * `triggers:` as the ingress manifest declares it: the schema, then every trigger's CEL compiled, each
+ * failure named `triggers.<i>`. That a trigger's source exists is a check across keys (below).
  */
-export function checkIngressConfig(config: {
-  sources: Record<string, unknown>;
-  triggers: unknown[];
-  loop?: unknown;
-}): { path: string; message: string }[] {
-  const problems: { path: string; message: string }[] = [];
-  const issues = (prefix: string, error: z.ZodError) =>
-    describeIssues(error.issues.slice(0, 20)).map((p) => ({
-      path:
-        p.path === '(root)' ? prefix : p.path.startsWith('[') ? `${prefix}${p.path}` : `${prefix}.${p.path}`,
-      message: p.message,
-    }));
-  const sources = ingressSourcesSchema.safeParse(config.sources);
-  if (!sources.success) problems.push(...issues('sources', sources.error));
-  const loop = loopSchema.safeParse(config.loop ?? {});
-  if (!loop.success) problems.push(...issues('loop', loop.error));
-  const triggers = triggersSchema.safeParse(config.triggers);
-  if (!triggers.success) {
-    problems.push(...issues('triggers', triggers.error));
-    return problems;
-  }
-  const names = new Set(Object.keys(config.sources));
-  triggers.data.forEach((t, i) => {
-    try {
-      compileTriggers([t], names);
-    } catch (err) {
-      if (!(err instanceof TriggerConfigError)) throw err;
-      problems.push({ path: `triggers.${i}`, message: err.message });
-    }
-  });
-  return problems;
+export const triggersSectionSchema = triggersSchema
+  .superRefine((list, ctx) => {
+    list.forEach((t, i) => {
+      try {
+        compileTrigger(t);
+      } catch (err) {
+        if (!(err instanceof TriggerConfigError)) throw err;
+        ctx.addIssue({ code: 'custom', path: [String(i)], message: err.message });
+      }
+    });
+  })
+  .default([]);
+
+/** Every trigger names a configured source; run on the parsed config. */
+export function checkTriggerSources(
+  config: Readonly<Record<string, unknown>>,
+): { path: string; message: string }[] {
+  const names = new Set(Object.keys((config['sources'] ?? {}) as Record<string, unknown>));
+  const triggers = (config['triggers'] ?? []) as z.output<typeof triggersSchema>;
+  return triggers.flatMap((t, i) =>
+    names.has(t.source)
+      ? []
+      : [
+          {
+            path: `triggers.${i}`,
+            message: `trigger ${t.id}: source ${t.source} is not configured under sources`,
+          },
+        ],
+  );
 }

@@ -1,8 +1,11 @@
-import type { Module, Services } from '../kernel/module.js';
+import { type Deps, defineModule, type Module } from '../kernel/module.js';
+import { optional } from '../kernel/port.js';
+import { tasksPort } from '../tasks/port.js';
 import { admit } from './admission/admit.js';
 import { createEgress } from '../egress/index.js';
 import { fetchAuthoritative } from './admission/fetch.js';
-import { type LoopConfig, loopSchema, triggersSchema } from './admission/config.js';
+import { type LoopConfig, loopSchema } from './admission/config.js';
+import { checkTriggerSources, triggersSectionSchema } from './config.js';
 import { Launcher, TASK_TERMINAL_TYPES } from './admission/launcher.js';
 import { type CompiledTrigger, compileTriggers } from './admission/triggers.js';
 import { ingressSourcesSchema } from './config.js';
@@ -13,16 +16,25 @@ import { RetentionWorker } from './retention.js';
 import type { SecretLookup } from './source.js';
 import { createSource } from './sources/index.js';
 
+const requires = { tasks: optional(tasksPort) };
+const sections = {
+  sources: ingressSourcesSchema.default({}),
+  triggers: triggersSectionSchema,
+  loop: loopSchema.prefault({}),
+};
+/** The core, `sources`/`triggers`/`loop`, and the tasks module when it runs (it launches admitted runs). */
+export type IngressDeps = Deps<typeof requires, typeof sections>;
+
 export interface IngressOptions {
   /** Where `*_env` secrets are read; default `process.env`. */
   secrets?: SecretLookup;
-  /** The `loop` section, until the lead wires it into the config schema (then read from config). */
+  /** Overrides for the `loop` section (tests). */
   loop?: Partial<LoopConfig>;
   /** false: no timers (tests drive `launchDue` and `purgeExpired` themselves). */
   workers?: boolean;
 }
 
-export interface IngressModule extends Module {
+export interface IngressModule extends Module<typeof requires, typeof sections> {
   /** Launches the admitted runs that are due now; returns how many. */
   launchDue(): Promise<number>;
   /** The retention worker's hourly pass, on demand. */
@@ -48,15 +60,21 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
   };
 
   return {
-    name: 'ingress',
+    ...defineModule({
+      name: 'ingress',
+      config: sections,
+      checkConfig: checkTriggerSources,
+      requires,
+      migrations: new URL('./migrations/', import.meta.url),
+    }),
     routes(app, services) {
       ingressRoute(app, services, current);
       replayRoute(app, services);
       dlqRoute(app, services);
     },
-    start(services: Services) {
+    start(services) {
       const secrets = opts.secrets ?? ((name: string) => process.env[name]);
-      const parsed = ingressSourcesSchema.parse(services.config.sources);
+      const parsed = services.config.sources;
       const sources = new Map<string, RouteSource>();
       for (const [name, entry] of Object.entries(parsed)) {
         sources.set(name, {
@@ -68,10 +86,9 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
       }
       const days = services.config.vault.retention_days;
       state = { sources, retentionMs: retentionMs(days) };
-      triggers = compileTriggers(triggersSchema.parse(services.config.triggers), new Set(sources.keys()));
+      triggers = compileTriggers(services.config.triggers, new Set(sources.keys()));
       triggersById = new Map(triggers.map((t) => [t.config.id, t]));
-      const fromConfig = (services.config as unknown as { loop?: unknown }).loop;
-      loop = loopSchema.parse({ ...(fromConfig as object | undefined), ...opts.loop });
+      loop = { ...services.config.loop, ...opts.loop };
 
       // Re-reads go through the egress allow-list like every other outbound request.
       const fetchDeps = {

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { sign } from '@octokit/webhooks-methods';
 import { pino } from 'pino';
 import { newId } from '../envelope/index.js';
-import type { LaunchRequest, TaskService, TaskView } from '../server/ports.js';
+import type { LaunchRequest, TaskService, TaskView } from '../tasks/port.js';
 import type { Dialect } from '../store/port.js';
 import { type IngressModule, type IngressOptions, ingressModule } from './module.js';
 

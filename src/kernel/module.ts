@@ -1,20 +1,18 @@
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
-import type { EnvelopeInput, Envelope } from '../envelope/index.js';
+import type { z } from 'zod';
+import type { ConfigProblem } from '../config/load.js';
+import type { CoreConfig } from '../config/schema.js';
+import type { Envelope, EnvelopeInput } from '../envelope/index.js';
 import type { EventLog } from '../log/log.js';
-import type { Relay } from '../log/relay.js';
+import type { Relay, Subscriber } from '../log/relay.js';
 import type { Vault } from '../log/vault.js';
+import type { MigrationFolder } from '../store/migrate.js';
 import type { Db } from '../store/port.js';
 import type { KeyRing } from './auth.js';
 import type { Metrics } from './metrics.js';
-import type {
-  ApprovalService,
-  DeliveryPort,
-  GateService,
-  PhoneApprovals,
-  TaskService,
-} from '../server/ports.js';
+import type { Port, Requirement, Resolved } from './port.js';
+import type { WorkerSpec } from './worker.js';
 
 export type Role = 'admin' | 'agent' | 'approver';
 
@@ -32,9 +30,14 @@ export interface AppEnv {
 
 export type App = Hono<AppEnv>;
 
-/** Everything a module may use. Built once at start-up; modules never construct their own. */
+/**
+ * What every module gets: the core. Built once at start-up; modules never construct their own. Services
+ * of other modules are not here: a module names the ports it needs in its manifest's `requires` and
+ * receives exactly those, typed, beside these (see `Deps`).
+ */
 export interface Services {
-  config: Config;
+  /** The core sections; a module's own sections are added to its `deps.config` (see `Deps`). */
+  config: CoreConfig;
   db: Db;
   log: EventLog;
   vault: Vault;
@@ -52,29 +55,59 @@ export interface Services {
   configSource: string;
   /** Milliseconds since the epoch; injected so tests can move time. */
   now: () => number;
-  /** Set by the gate module when it starts; undefined while it is not running. */
-  gate?: GateService;
-  /** Set by the approvals module when it starts. */
-  approvals?: ApprovalService;
-  /** Set by the delivery module when it starts. */
-  deliveries?: DeliveryPort;
-  /** Set by the tasks module when it starts. */
-  tasks?: TaskService;
-  /** Set by the signals module when it starts: permission prompts taken to the phone while away. */
-  phone?: PhoneApprovals;
   /** Appends an event (and its outbox row) using the configured tenant and environment. */
   emit(input: EnvelopeInput, db?: Db): Promise<Envelope>;
 }
 
+/** The top-level config keys a module owns, each with its strict schema (defaults included). */
+export type Sections = Record<string, z.ZodType>;
+
+export type SectionValues<C> = { readonly [K in keyof C]: C[K] extends z.ZodType ? z.output<C[K]> : never };
+
+/** What a module's `routes`, `start` and `subscribers` receive: the core, its config, its ports. */
+export type Deps<R = Record<never, Requirement>, C = Record<never, z.ZodType>> = Omit<Services, 'config'> & {
+  config: CoreConfig & SectionValues<C>;
+  /** Sets a port this module declared in `provides`; the kernel checks every declared one was set. */
+  provide<T>(port: Port<T>, impl: T): void;
+} & Resolved<R>;
+
 /**
- * A module plugs into the server without the server knowing what it does: it adds routes, starts
- * workers (which must stop on `stop`), and may report why it is not ready.
+ * A module's manifest (after Fastify plugins and Backstage's backend system): what it owns, what it
+ * offers, what it needs. The kernel assembles the config schema from `config`, collects `migrations`,
+ * orders start-up by `requires` (a cycle or a missing provider stops start-up naming both modules),
+ * mounts `routes`, starts, subscribes `subscribers` to the relay, runs `workers`, and stops in reverse
+ * order (a module's workers first).
+ *
+ * Ports are read when used (`deps.gate.evaluate(…)` inside a handler), not copied at start: the value
+ * behind a name is the provider's, and tests may put a fake in its place.
  */
-export interface Module {
+export interface Module<
+  R extends Record<string, Requirement> = Record<string, Requirement>,
+  C extends Sections = Sections,
+> {
   name: string;
-  routes?(app: App, services: Services): void;
-  start?(services: Services): Promise<void> | void;
+  /** Top-level config keys this module owns: `{ approvals: approvalsConfigSchema }`. */
+  config?: C;
+  /** Checks across keys (a route naming a channel), run on the parsed config; one problem per line. */
+  checkConfig?(config: Readonly<Record<string, unknown>>): ConfigProblem[];
+  provides?: readonly Port<unknown>[];
+  requires?: R;
+  /** The folder holding this module's `sqlite/` and `postgres/` migrations. */
+  migrations?: MigrationFolder;
+  routes?(app: App, deps: Deps<R, C>): void;
+  start?(deps: Deps<R, C>): Promise<void> | void;
+  /** Relay subscribers, taken after `start` (they may close over what it built). */
+  subscribers?(deps: Deps<R, C>): Subscriber[];
+  /** Background loops, taken after `start`: the kernel runs each as a worker and stops it before `stop`. */
+  workers?(deps: Deps<R, C>): WorkerSpec[];
   stop?(): Promise<void> | void;
   /** Undefined when ready; otherwise the reason, shown by /readyz and `doctor`. */
   notReady?(): string | undefined;
+}
+
+/** Identity, for inference: `defineModule({ requires: { gate: gatePort }, start(deps) { deps.gate … } })`. */
+export function defineModule<R extends Record<string, Requirement>, C extends Sections>(
+  m: Module<R, C>,
+): Module<R, C> {
+  return m;
 }

@@ -1,7 +1,7 @@
 import { AppError } from '../errors/index.js';
 import type { AskApprovalArgs } from '../notify/schema.js';
-import type { ReportContext } from '../notify/service.js';
-import type { ApprovalService, ApprovalView } from '../server/ports.js';
+import type { ReportContext } from '../notify/port.js';
+import type { ApprovalService, ApprovalView } from '../approvals/port.js';
 import type { ApprovalOutcome, ProgressSink } from './tools.js';
 
 /**

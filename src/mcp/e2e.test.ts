@@ -7,6 +7,7 @@ import { approvalsModule } from '../approvals/index.js';
 import { type NtfyPublish, type NtfyStandIn, ntfyStandIn } from '../channels/ntfy/testing.js';
 import { deliveryModule } from '../delivery/module.js';
 import { notifyModule } from '../notify/module.js';
+import { mcpModule } from './module.js';
 import { coreModule } from '../server/core-routes.js';
 import type { RunningServer } from '../server/serve.js';
 
@@ -25,7 +26,7 @@ describe.each(await dialects())('an approval from a phone, end to end, on %s', (
         routes: [{ match: 'true', channels: ['phone'] }],
         egress: { allow: ['127.0.0.1'] },
       },
-      modules: [coreModule(() => []), deliveryModule({ env: {} }), approvalsModule(), notifyModule()],
+      modules: [coreModule(), deliveryModule({ env: {} }), approvalsModule(), notifyModule(), mcpModule()],
       // Links must point where the phone (this test) can reach the gateway.
       publicUrl: true,
     });

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AskApprovalArgs, ReportProgressArgs } from '../notify/schema.js';
-import type { ProgressResult } from '../notify/service.js';
+import type { ProgressResult } from '../notify/port.js';
 import type { ApprovalOutcome, ProgressSink } from './tools.js';
 
 /**

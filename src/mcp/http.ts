@@ -1,16 +1,16 @@
 import { AppError } from '../errors/index.js';
 import { reportContext } from '../notify/context.js';
-import type { ProgressInput, ProgressResult, ReportContext } from '../notify/service.js';
 import { requireRole } from '../kernel/auth.js';
 import { readBody } from '../kernel/body.js';
-import type { App, Services } from '../kernel/module.js';
+import type { App, Deps } from '../kernel/module.js';
+import type { OptionalPort, Port } from '../kernel/port.js';
+import type { Reporter } from '../notify/port.js';
+import type { ApprovalService } from '../approvals/port.js';
 import { askViaService } from './approval.js';
 import { McpSessions } from './sessions.js';
 import { buildMcpServer } from './tools.js';
 
-export interface McpBackend {
-  report(input: ProgressInput, ctx: ReportContext): Promise<ProgressResult>;
-}
+type McpDeps = Deps<{ reporter: Port<Reporter>; approvals: OptionalPort<ApprovalService> }>;
 
 /** JSON-RPC's parse error, answered before the transport sees a body it could not read. */
 const PARSE_ERROR = {
@@ -25,17 +25,12 @@ const PARSE_ERROR = {
  * notifications of a waiting `ask_approval` travel on the POST's SSE stream. Returns the session table
  * so the module can close it on stop.
  */
-export function mountMcp(
-  app: App,
-  services: Services,
-  backend: McpBackend,
-  opts: { echo?: boolean } = {},
-): McpSessions {
+export function mountMcp(app: App, services: McpDeps, opts: { echo?: boolean } = {}): McpSessions {
   const sessions = new McpSessions(
     (ctx) =>
       buildMcpServer(
         {
-          reportProgress: (args) => backend.report(args, ctx),
+          reportProgress: (args) => services.reporter.report(args, ctx),
           askApproval: (args, progress, signal) =>
             askViaService(services.approvals, args, ctx, progress, signal),
         },

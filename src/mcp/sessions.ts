@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { ReportContext } from '../notify/service.js';
+import type { ReportContext } from '../notify/port.js';
 
 /** An agent's turns are minutes apart, not hours: a session idle this long is closed. */
 export const MCP_SESSION_IDLE_MS = 30 * 60_000;

@@ -3,12 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { approvalsModule } from '../approvals/index.js';
-import { parseConfig } from '../config/load.js';
+import { parseConfig } from '../server/config.js';
 import { notifyModule } from '../notify/module.js';
+import { mcpModule } from './module.js';
 import { type Enqueued, recordingDeliveries } from '../notify/testing.js';
 import { coreModule } from '../server/core-routes.js';
 import { type RunningServer, startServer } from '../server/serve.js';
 import type { Db } from '../store/port.js';
+import { outboundPort } from '../notify/port.js';
 
 /** A real gateway on port 0 (core, approvals, notify) with a recording delivery port, for MCP tests. */
 export interface Gateway {
@@ -37,10 +39,10 @@ export async function startGateway(db: Db, keys: { agent: string; approver: stri
     logger: pino({ level: 'silent' }),
     env: {},
     defaultMetrics: false,
-    modules: [coreModule(() => []), approvalsModule(), notifyModule()],
+    modules: [coreModule(), approvalsModule(), notifyModule(), mcpModule()],
   });
   const deliveries = recordingDeliveries();
-  server.services.deliveries = deliveries;
+  server.kernel.ports.set(outboundPort, deliveries);
   return {
     server,
     seen: deliveries.seen,

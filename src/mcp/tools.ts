@@ -9,7 +9,7 @@ import {
   type ReportProgressArgs,
   reportProgressSchema,
 } from '../notify/schema.js';
-import type { ProgressResult } from '../notify/service.js';
+import type { ProgressResult } from '../notify/port.js';
 
 /**
  * The two tools, one definition for both transports: `/mcp` binds them to the services in-process,

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { AppError } from '../errors/index.js';
 import type { AppEnv } from '../kernel/module.js';
-import type { ReportContext } from './service.js';
+import type { ReportContext } from './port.js';
 
 /** The header a general agent key uses to say which task it reports for (a task-bound key needs none). */
 export const TASK_HEADER = 'x-switchboard-task';

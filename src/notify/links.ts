@@ -1,5 +1,5 @@
-import type { ApprovalActions } from './port.js';
-import type { Services } from '../kernel/module.js';
+import type { ApprovalActions } from '../notify/port.js';
+import type { NotifyDeps } from './module.js';
 
 interface ApprovalLinkSource {
   approvalLinks?(
@@ -9,7 +9,10 @@ interface ApprovalLinkSource {
 }
 
 /** Signed links need the approvals module and a public URL a phone can reach; without them, no buttons. */
-export async function approvalActions(services: Services, id: string): Promise<ApprovalActions | undefined> {
+export async function approvalActions(
+  services: NotifyDeps,
+  id: string,
+): Promise<ApprovalActions | undefined> {
   const base = services.config.server.public_url;
   const source = services.approvals as ApprovalLinkSource | undefined;
   if (!base || !source?.approvalLinks) return undefined;

@@ -4,6 +4,8 @@ import { dialects } from '../store/testing.js';
 import { coreModule } from '../server/core-routes.js';
 import { type NotifyModule, notifyModule } from './module.js';
 import { recordingDeliveries } from './testing.js';
+import { outboundPort } from './port.js';
+import { type TaskView, tasksPort } from '../tasks/port.js';
 
 const T0 = 1_800_000_000_000;
 const CHANNELS = {
@@ -28,7 +30,7 @@ describe.each(await dialects())('POST /v1/progress on %s', (dialect) => {
     t = await testApp({
       dialect,
       now: () => clock,
-      modules: [coreModule(() => []), notify],
+      modules: [coreModule(), notify],
       config: {
         channels: CHANNELS,
         routes: opts.routes ?? [{ match: 'true', channels: ['phone'] }],
@@ -36,7 +38,7 @@ describe.each(await dialects())('POST /v1/progress on %s', (dialect) => {
       },
     });
     const deliveries = recordingDeliveries();
-    if (opts.engine !== false) t.services.deliveries = deliveries;
+    if (opts.engine !== false) t.provide(outboundPort, deliveries);
     return { app: t.app, services: t.services, seen: deliveries.seen };
   }
 
@@ -236,14 +238,11 @@ describe.each(await dialects())('POST /v1/progress on %s', (dialect) => {
   });
 
   it('answers 404 for a task the tasks module does not know, and takes the owner from a task it knows', async () => {
-    const { services, seen } = await start({ routes: [{ match: 'owner == "ana"', channels: ['phone'] }] });
+    const { seen } = await start({ routes: [{ match: 'owner == "ana"', channels: ['phone'] }] });
     const task = { id: 'tsk_known', owner: 'ana', title: 'Fix the flaky test', correlation_id: 'cor_1' };
     const touched: string[] = [];
-    services.tasks = {
-      get: async (id: string) =>
-        id === task.id
-          ? (task as unknown as Awaited<ReturnType<NonNullable<typeof services.tasks>['get']>>)
-          : undefined,
+    t!.provide(tasksPort, {
+      get: async (id: string) => (id === task.id ? (task as unknown as TaskView) : undefined),
       touch: async (id: string) => {
         touched.push(id);
       },
@@ -253,7 +252,7 @@ describe.each(await dialects())('POST /v1/progress on %s', (dialect) => {
       resume: async () => {
         throw new Error('unused');
       },
-    };
+    });
     const unknown = await post(
       { stage: 'failed', summary: 'x' },
       { ...auth('agent'), 'x-switchboard-task': 'tsk_nope' },

@@ -1,13 +1,14 @@
 import type { Envelope } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import { once } from '../log/inbox.js';
-import { mountMcp } from '../mcp/http.js';
-import type { McpSessions } from '../mcp/sessions.js';
+import { approvalsPort } from '../approvals/port.js';
 import { requireRole } from '../kernel/auth.js';
 import { readJson } from '../kernel/body.js';
-import type { Module, Services } from '../kernel/module.js';
-import { startWorker, type Worker } from '../kernel/worker.js';
-import { type NotifyConfig, notifyConfigSchema, routesSchema } from './config.js';
+import { type Deps, defineModule, type Module } from '../kernel/module.js';
+import { optional } from '../kernel/port.js';
+import { tasksPort } from '../tasks/port.js';
+import { type NotifyConfig, notifyConfigProblems, notifyConfigSchema, routesSchema } from './config.js';
+import { outboundPort, reporterPort } from './port.js';
 import { gateContent } from './content.js';
 import { approvalDraft, stalledDraft, type Who } from './message.js';
 import { reportContext } from './context.js';
@@ -27,7 +28,22 @@ const STALLED_SUBSCRIBER = 'notify.task-stalled';
 const FALLBACK_SUBSCRIBER = 'notify.delivery-fallback';
 const RESUMED_SUBSCRIBER = 'notify.task-resumed';
 
-export interface NotifyModule extends Module {
+const requires = {
+  deliveries: optional(outboundPort),
+  tasks: optional(tasksPort),
+  approvals: optional(approvalsPort),
+};
+const sections = { notify: notifyConfigSchema.prefault({}), routes: routesSchema.default([]) };
+/**
+ * The core, `notify`/`routes`, where messages go (the delivery module implements `outboundPort`), tasks
+ * and approvals when running. Notify also reads the `channels:` the delivery module owns: which channel
+ * names and types exist (a route names them; a template may be per type).
+ */
+export type NotifyDeps = Deps<typeof requires, typeof sections> & {
+  config: { channels: Readonly<Record<string, { type: string }>> };
+};
+
+export interface NotifyModule extends Module<typeof requires, typeof sections> {
   /** The running notifier (after `start`), for the MCP server and tests. */
   notifier(): Notifier | undefined;
   /** Flushes due digests now (tests move the clock instead of waiting). */
@@ -36,17 +52,10 @@ export interface NotifyModule extends Module {
   remindDue(): Promise<number>;
 }
 
-export interface NotifyModuleOptions {
-  /** Also serve a bare `echo` tool at /mcp: the bench's baseline on the same server and transport. */
-  echoTool?: boolean;
-}
-
-export function notifyModule(opts: NotifyModuleOptions = {}): NotifyModule {
+export function notifyModule(): NotifyModule {
   let notifier: Notifier | undefined;
   let cfg: NotifyConfig | undefined;
-  let workers: Worker[] = [];
-  let svc: Services | undefined;
-  let sessions: McpSessions | undefined;
+  let svc: NotifyDeps | undefined;
 
   const running = (): Notifier => {
     if (!notifier) throw new AppError('not_ready', 'the notify module is not running');
@@ -54,7 +63,14 @@ export function notifyModule(opts: NotifyModuleOptions = {}): NotifyModule {
   };
 
   return {
-    name: 'notify',
+    ...defineModule({
+      name: 'notify',
+      config: sections,
+      checkConfig: (c) => notifyConfigProblems(c as Parameters<typeof notifyConfigProblems>[0]),
+      requires,
+      provides: [reporterPort],
+      migrations: new URL('./migrations/', import.meta.url),
+    }),
     notifier: () => notifier,
     flushDue: () => running().flushDue(),
     remindDue: () => {
@@ -68,17 +84,12 @@ export function notifyModule(opts: NotifyModuleOptions = {}): NotifyModule {
         const result = await running().report(body, reportContext(c));
         return c.json(result);
       });
-      sessions = mountMcp(
-        app,
-        services,
-        { report: (input, ctx) => running().report(input, ctx) },
-        { echo: opts.echoTool === true },
-      );
     },
 
-    start(services) {
-      cfg = notifyConfigSchema.parse(services.config.notify ?? {});
-      const compiled = compileRoutes(routesSchema.parse(services.config.routes ?? []));
+    start(deps) {
+      const services = deps as NotifyDeps;
+      cfg = services.config.notify;
+      const compiled = compileRoutes(services.config.routes);
       if (!compiled.ok) throw new Error(compiled.problems.map((p) => `${p.path}: ${p.message}`).join('\n'));
       const engine = templateEngine();
       const templates = compileTemplates(engine, cfg.templates);
@@ -92,6 +103,7 @@ export function notifyModule(opts: NotifyModuleOptions = {}): NotifyModule {
         engine,
       );
       const n = notifier;
+      services.provide(reporterPort, { report: (input, ctx) => n.report(input, ctx) });
       const locale = cfg.locale;
       services.relay.subscribe({
         name: APPROVAL_SUBSCRIBER,
@@ -119,38 +131,41 @@ export function notifyModule(opts: NotifyModuleOptions = {}): NotifyModule {
         handle: (event) => n.onResumed(event),
       });
       svc = services;
-      const c = cfg;
-      // One pass at a time each: a slow store must not stack passes that race for the same claims.
-      workers = [
-        startWorker({
+    },
+
+    // One pass at a time each: a slow store must not stack passes that race for the same claims.
+    workers(deps) {
+      const services = deps as NotifyDeps;
+      const n = running();
+      const c = cfg!;
+      return [
+        {
           name: 'notify.digests',
           intervalMs: DIGEST_POLL_MS,
           tick: async () => {
             await n.flushDue();
           },
           onError: (err) => services.logger.error({ err }, 'notify: digest flush failed'),
-        }),
-        startWorker({
+        },
+        {
           name: 'notify.reminders',
           intervalMs: REMINDER_POLL_MS,
           tick: async () => {
             await remindExpiring(services, n, c);
           },
           onError: (err) => services.logger.error({ err }, 'notify: approval reminders failed'),
-        }),
+        },
       ];
     },
 
     async stop() {
-      await Promise.all(workers.splice(0).map((w) => w.stop()));
       svc = undefined;
-      await sessions?.closeAll();
       notifier = undefined;
     },
   };
 }
 
-async function who(services: Services, event: Envelope): Promise<Who & { owner: string }> {
+async function who(services: NotifyDeps, event: Envelope): Promise<Who & { owner: string }> {
   const taskId = event.execution.task_id;
   const task = taskId ? await services.tasks?.get(taskId) : undefined;
   return {
@@ -163,7 +178,7 @@ async function who(services: Services, event: Envelope): Promise<Who & { owner: 
 
 /** `agent.approval.requested` → an approval message on the priority lane, with buttons where possible. */
 async function announceApproval(
-  services: Services,
+  services: NotifyDeps,
   n: Notifier,
   event: Envelope,
   locale: 'en' | 'zh',
@@ -200,7 +215,7 @@ async function announceApproval(
 }
 
 async function announceStalled(
-  services: Services,
+  services: NotifyDeps,
   n: Notifier,
   event: Envelope,
   locale: 'en' | 'zh',

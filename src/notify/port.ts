@@ -1,7 +1,12 @@
+import type { Principal } from '../kernel/module.js';
+import { port } from '../kernel/port.js';
+import type { Db } from '../store/port.js';
+
 /**
- * What notify hands to the modules that carry its messages (channels render a `Message`, delivery
- * queues it, signals map onto `Stage` and `Severity`). Notify owns these types and imports no
- * channel or delivery file; the consumers import them from here.
+ * What notify offers and needs. It hands the modules that carry its messages the `Message` contract
+ * (channels render it, delivery queues it, signals map onto `Stage` and `Severity`); it offers the
+ * `report_progress` path (`reporterPort`, for MCP and signals); and it declares where its messages go
+ * (`outboundPort`, implemented by the delivery module). Notify imports no channel or delivery file.
  */
 
 /**
@@ -47,3 +52,55 @@ export interface ApprovalActions {
   pageUrl: string;
   approvalId: string;
 }
+/** Exactly the `report_progress` arguments (schema in schema.ts). */
+export interface ProgressInput {
+  stage: Stage;
+  summary: string;
+  detail?: string;
+  artifact?: string;
+  severity: Severity;
+}
+
+export type ProgressStatus = 'sent' | 'queued' | 'merged' | 'deduped' | 'rate_limited' | 'blocked';
+
+export interface ProgressResult {
+  /** The `agent.progress.reported` event: the report's id in the audit log. */
+  id: string;
+  status: ProgressStatus;
+}
+
+/** Who reports: from the key (or the task header checked against it), never from the body. */
+export interface ReportContext {
+  principal: Principal;
+  task_id: string | null;
+  session_id?: string;
+}
+
+/** The `report_progress` path with all its governance (notify provides it; MCP and signals use it). */
+export interface Reporter {
+  report(input: ProgressInput, ctx: ReportContext): Promise<ProgressResult>;
+}
+
+export const reporterPort = port<Reporter>('notify.reporter');
+
+/**
+ * Where notify's messages go: a queued delivery to a configured destination, in the caller's
+ * transaction. Notify owns this interface and imports no delivery file; the delivery module implements
+ * it (it provides this port), so the engine delivers what notify wrote.
+ */
+export interface Outbound {
+  enqueue(
+    tx: Db,
+    req: {
+      /** The event that causes the delivery: its id is the idempotency key (`webhook-id`, provider ids). */
+      eventId: string;
+      /** A channel name under `channels:`. */
+      destination: string;
+      message: Message;
+      /** `high`: the priority lane (blocked, awaiting approval, failed): retried until delivered. */
+      priority?: 'normal' | 'high';
+    },
+  ): Promise<{ id: string }>;
+}
+
+export const outboundPort = port<Outbound>('notify.outbound');

@@ -5,6 +5,7 @@ import { type TestApp, testApp } from '../server/testing.js';
 import { coreModule } from '../server/core-routes.js';
 import { type NotifyModule, notifyModule } from './module.js';
 import { recordingDeliveries } from './testing.js';
+import { outboundPort } from './port.js';
 
 const T0 = 1_800_000_000_000;
 const MIN = 60_000;
@@ -25,7 +26,7 @@ describe.each(await dialects())('approval reminders on %s', (dialect) => {
       dialect,
       now: () => clock,
       // The approvals service (no expiry worker: the clock is moved by hand) lists what is expiring.
-      modules: [coreModule(() => []), approvalsModule({ expiryWorker: false }), notify],
+      modules: [coreModule(), approvalsModule({ expiryWorker: false }), notify],
       config: {
         channels: { phone: { type: 'ntfy', url: 'https://ntfy.example', topic: 'agents' } },
         routes: [{ match: 'true', channels: ['phone'] }],
@@ -33,7 +34,7 @@ describe.each(await dialects())('approval reminders on %s', (dialect) => {
       },
     });
     const deliveries = recordingDeliveries();
-    t.services.deliveries = deliveries;
+    t.provide(outboundPort, deliveries);
     return { services: t.services, seen: deliveries.seen };
   }
 

@@ -1,4 +1,4 @@
-import type { Services } from '../kernel/module.js';
+import type { NotifyDeps } from './module.js';
 import type { NotifyConfig } from './config.js';
 import { approvalActions } from './links.js';
 import { reminderDraft } from './message.js';
@@ -17,7 +17,7 @@ export const REMINDER_POLL_MS = 5000;
 /** Per poll: a burst of approvals is worked through over a few polls rather than in one long pass. */
 const REMINDER_BATCH = 50;
 
-export async function remindExpiring(services: Services, n: Notifier, cfg: NotifyConfig): Promise<number> {
+export async function remindExpiring(services: NotifyDeps, n: Notifier, cfg: NotifyConfig): Promise<number> {
   if (cfg.reannounce_before_seconds === 0) return 0;
   const approvals = services.approvals;
   if (!approvals?.expiring) return 0;

@@ -1,10 +1,11 @@
-import type { Message, Severity, Stage } from './port.js';
+import type { Message, Stage } from '../notify/port.js';
 import { causedBy, type Envelope, type EnvelopeInput, sha256Hex } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
-import type { Principal, Services } from '../kernel/module.js';
-import type { TaskView } from '../server/ports.js';
+import type { NotifyDeps } from './module.js';
+import type { TaskView } from '../tasks/port.js';
 import type { Db } from '../store/port.js';
 import type { NotifyConfig } from './config.js';
+import type { ProgressInput, ProgressResult, ProgressStatus, ReportContext } from './port.js';
 import { type ContentInput, gateContent, maskAll } from './content.js';
 import { type Decision, decide, EMPTY_STATE, flush, type NotifyState } from './governance.js';
 import { type Draft, digestDraft, progressDraft, redactForExternal, type Who } from './message.js';
@@ -13,30 +14,6 @@ import * as q from './sql.js';
 import { type ReplyTarget, replyLink } from './replies.js';
 import { applyTemplate } from './templated.js';
 import { type CompiledTemplates, templateEngine } from './templates.js';
-
-/** Exactly the `report_progress` arguments (schema in schema.ts). */
-export interface ProgressInput {
-  stage: Stage;
-  summary: string;
-  detail?: string;
-  artifact?: string;
-  severity: Severity;
-}
-
-export type ProgressStatus = 'sent' | 'queued' | 'merged' | 'deduped' | 'rate_limited' | 'blocked';
-
-export interface ProgressResult {
-  /** The `agent.progress.reported` event: the report's id in the audit log. */
-  id: string;
-  status: ProgressStatus;
-}
-
-/** Who reports: from the key (or the task header checked against it), never from the body. */
-export interface ReportContext {
-  principal: Principal;
-  task_id: string | null;
-  session_id?: string;
-}
 
 /** Task facts kept with the governance state, so a digest flushed later knows whom it is about. */
 interface ScopeContext extends Who {
@@ -81,7 +58,7 @@ const SUPPRESS_REASON: Record<
  */
 export class Notifier {
   constructor(
-    private readonly s: Services,
+    private readonly s: NotifyDeps,
     readonly cfg: NotifyConfig,
     private readonly routes: CompiledRoute[],
     private readonly channels: ReadonlySet<string>,
@@ -436,7 +413,7 @@ const REPLY_STAGES: readonly Stage[] = ['done', 'failed', 'blocked'];
  * Whether it can really resume is decided when the reply comes (planResume).
  */
 function replyTarget(
-  s: Services,
+  s: NotifyDeps,
   cfg: NotifyConfig,
   task: TaskView | undefined,
   stage: Stage,

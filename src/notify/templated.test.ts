@@ -4,6 +4,7 @@ import { auth, type TestApp, testApp } from '../server/testing.js';
 import { coreModule } from '../server/core-routes.js';
 import { notifyModule } from './module.js';
 import { recordingDeliveries } from './testing.js';
+import { outboundPort } from './port.js';
 
 const CHANNELS = {
   phone: { type: 'ntfy', url: 'https://ntfy.example', topic: 'owner' },
@@ -21,7 +22,7 @@ describe.each(await dialects())('templates in the notifier on %s', (dialect) => 
   async function start(templates: Record<string, unknown>) {
     t = await testApp({
       dialect,
-      modules: [coreModule(() => []), notifyModule()],
+      modules: [coreModule(), notifyModule()],
       config: {
         channels: CHANNELS,
         routes: [{ match: 'true', channels: ['phone', 'pager', 'hook'] }],
@@ -29,7 +30,7 @@ describe.each(await dialects())('templates in the notifier on %s', (dialect) => 
       },
     });
     const deliveries = recordingDeliveries();
-    t.services.deliveries = deliveries;
+    t.provide(outboundPort, deliveries);
     return deliveries.seen;
   }
 

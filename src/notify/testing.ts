@@ -1,4 +1,4 @@
-import type { DeliveryPort } from '../server/ports.js';
+import type { Outbound } from './port.js';
 import type { Db } from '../store/port.js';
 
 /** What a test's fake delivery engine saw: one row per (event, destination). */
@@ -9,8 +9,8 @@ export interface Enqueued {
   priority: 'normal' | 'high' | undefined;
 }
 
-/** A `DeliveryPort` that records instead of sending, and writes nothing: the caller's tx still commits. */
-export function recordingDeliveries(): DeliveryPort & { seen: Enqueued[] } {
+/** An `Outbound` that records instead of sending, and writes nothing: the caller's tx still commits. */
+export function recordingDeliveries(): Outbound & { seen: Enqueued[] } {
   const seen: Enqueued[] = [];
   return {
     seen,
@@ -18,7 +18,7 @@ export function recordingDeliveries(): DeliveryPort & { seen: Enqueued[] } {
       seen.push({
         eventId: req.eventId,
         destination: req.destination,
-        message: req.message as Record<string, unknown>,
+        message: req.message as unknown as Record<string, unknown>,
         priority: req.priority,
       });
       return { id: `dlv_${seen.length}` };

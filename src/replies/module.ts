@@ -1,5 +1,7 @@
-import type { Module, Services } from '../kernel/module.js';
-import { startWorker, type Worker } from '../kernel/worker.js';
+import { type Deps, defineModule } from '../kernel/module.js';
+import { optional } from '../kernel/port.js';
+import { tasksPort } from '../tasks/port.js';
+import { repliesPort } from './port.js';
 import { replyKeyOf } from './key.js';
 import { replyRoutes } from './routes.js';
 import { Replies } from './service.js';
@@ -14,16 +16,22 @@ const SWEEP_MS = 3_600_000;
  * Replies from a phone resume a headless session: the signed reply page `/r/{token}`, and the record of
  * which chat message carried which reply target (for Telegram replies, read by the callbacks module).
  */
-export function repliesModule(): Module {
+const requires = { tasks: optional(tasksPort) };
+/** What replies use: the core and, when it runs, the tasks module (a reply resumes a task). */
+export type RepliesDeps = Deps<typeof requires>;
+
+export function repliesModule() {
   let replies: Replies | undefined;
-  let sweeper: Worker | undefined;
-  let svc: Services | undefined;
-  const ensure = (services: Services): Replies => {
+  let svc: RepliesDeps | undefined;
+  const ensure = (services: RepliesDeps): Replies => {
     replies ??= new Replies(services);
     return replies;
   };
-  return {
+  return defineModule({
     name: 'replies',
+    requires,
+    provides: [repliesPort],
+    migrations: new URL('./migrations/', import.meta.url),
     routes(app, services) {
       svc = services;
       replyRoutes(
@@ -36,6 +44,7 @@ export function repliesModule(): Module {
     start(services) {
       svc = services;
       const r = ensure(services);
+      services.provide(repliesPort, r);
       services.relay.subscribe({
         name: TARGET_SUBSCRIBER,
         accepts: (t) => t === 'integration.delivery.succeeded',
@@ -43,16 +52,17 @@ export function repliesModule(): Module {
         ownsInbox: true,
         handle: (event) => r.onDelivered(event, REPLY_CHANNEL_TYPES),
       });
-      sweeper = startWorker({
-        name: 'replies.sweep',
-        intervalMs: SWEEP_MS,
-        tick: () => r.sweep(),
-        onError: (err) => svc?.logger.error({ err }, 'replies: sweep failed'),
-      });
     },
-    async stop() {
-      await sweeper?.stop();
-      sweeper = undefined;
+    workers(services) {
+      const r = ensure(services);
+      return [
+        {
+          name: 'replies.sweep',
+          intervalMs: SWEEP_MS,
+          tick: () => r.sweep(),
+          onError: (err) => svc?.logger.error({ err }, 'replies: sweep failed'),
+        },
+      ];
     },
-  };
+  });
 }

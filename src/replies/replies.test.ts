@@ -13,6 +13,8 @@ import { notifyModule } from '../notify/module.js';
 import { coreModule } from '../server/core-routes.js';
 import { tasksModule } from '../tasks/module.js';
 import { AGENT, type AgentReport, report, waitFor } from '../tasks/testing.js';
+import { approvalsModule } from '../approvals/module.js';
+import { tasksPort } from '../tasks/port.js';
 import { repliesModule } from './module.js';
 import { replyKeyOf } from './key.js';
 import { signReply } from './token.js';
@@ -172,8 +174,9 @@ async function boot(
       notify: { rate_per_minute: 1000 },
     },
     modules: [
-      coreModule(() => []),
+      coreModule(),
       delivery,
+      approvalsModule({ expiryWorker: false }),
       callbacksModule({ config: callbacks, secrets: (env) => secrets[env] }),
       tasksModule({
         runSupervisor: false,
@@ -194,7 +197,7 @@ async function boot(
 
 /** A headless task that ran and finished, whose hooks told us its runtime session. */
 async function finishedTask(t: TestApp, mode: 'ok' | 'hang' = 'ok'): Promise<string> {
-  const tasks = t.services.tasks!;
+  const tasks = t.port(tasksPort);
   const cause = await t.services.emit({ type: 'integration.webhook.admitted' });
   const view = await tasks.launch({
     trigger_id: 'fix-build',
@@ -239,7 +242,7 @@ async function resumedReport(b: Booted, taskId: string, act: () => Promise<void>
   rmSync(join(b.workDir, taskId, 'report.json'), { force: true });
   await act();
   const r = await report<AgentReport>(b.workDir, taskId);
-  await waitFor(async () => (await b.t.services.tasks!.get(taskId))?.state === 'completed');
+  await waitFor(async () => (await b.t.port(tasksPort).get(taskId))?.state === 'completed');
   return r;
 }
 
@@ -265,7 +268,7 @@ describe.each(await dialects())('replies from the phone on %s', (dialect) => {
     rmSync(workDir, { recursive: true, force: true });
   });
 
-  const tasks = () => t.services.tasks!;
+  const tasks = () => t.port(tasksPort);
   const telegramDone = async (id: string, summary?: string) => {
     await reportDone(b, id, () => receiver.sent.length, summary);
     return receiver.last();

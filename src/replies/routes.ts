@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
 import { AppError } from '../errors/index.js';
 import { readBody } from '../kernel/body.js';
-import type { App, AppEnv, Services } from '../kernel/module.js';
+import type { App, AppEnv } from '../kernel/module.js';
+import type { RepliesDeps } from './module.js';
 import { MAX_RESUME_MESSAGE_CHARS } from '../tasks/routes.js';
 import { PAGE_HEADERS } from '../web/page.js';
 import { type ReplyNotice, replyNotice, replyPage } from './page.js';
@@ -55,7 +56,7 @@ async function readMessage(c: Context<AppEnv>): Promise<string | undefined> {
  */
 export function replyRoutes(
   app: App,
-  services: Services,
+  services: RepliesDeps,
   replies: () => Replies,
   key: () => Uint8Array,
 ): void {

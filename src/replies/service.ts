@@ -1,6 +1,7 @@
 import type { Envelope } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
-import type { Principal, Services } from '../kernel/module.js';
+import type { Principal } from '../kernel/module.js';
+import type { RepliesDeps } from './module.js';
 import * as q from './sql.js';
 
 /** What a reply is about: a task's session, until a moment. Signed into a link or stored per chat message. */
@@ -33,7 +34,7 @@ export type ReplyOutcome =
  * take it, so a link that met a running task still works once it stops, and two presses resume once.
  */
 export class Replies {
-  constructor(private readonly s: Services) {}
+  constructor(private readonly s: RepliesDeps) {}
 
   async resume(target: ReplyTarget, text: string, via: ReplyVia): Promise<ReplyOutcome> {
     const now = this.s.now();

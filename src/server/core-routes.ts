@@ -1,16 +1,18 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 import { AppError } from '../errors/index.js';
-import { requireRole, bearer } from '../kernel/auth.js';
-import type { App, AppEnv, Module, Services } from '../kernel/module.js';
+import { bearer, requireRole } from '../kernel/auth.js';
+import { kernelPort } from '../kernel/kernel.js';
+import { defineModule, type AppEnv } from '../kernel/module.js';
 
 const READY_TIMEOUT_MS = 2000;
 
 /** Health, readiness, metrics and the event feed: the routes every deployment has. */
-export function coreModule(modules: () => Module[]): Module {
-  return {
+export function coreModule() {
+  return defineModule({
     name: 'core',
-    routes(app: App, s: Services) {
+    requires: { kernel: kernelPort },
+    routes(app, s) {
       app.get('/healthz', (c) => c.json({ status: 'ok' }));
 
       app.get('/readyz', async (c) => {
@@ -20,10 +22,7 @@ export function coreModule(modules: () => Module[]): Module {
         } catch {
           problems.push('store unreachable');
         }
-        for (const m of modules()) {
-          const reason = m.notReady?.();
-          if (reason) problems.push(`${m.name}: ${reason}`);
-        }
+        problems.push(...s.kernel.notReady());
         if (problems.length > 0) {
           return c.json(
             { status: 'not_ready', problems, error: { code: 'not_ready', message: problems.join('; ') } },
@@ -68,7 +67,7 @@ export function coreModule(modules: () => Module[]): Module {
         });
       });
     },
-  };
+  });
 }
 
 function isLoopback(c: Context<AppEnv>): boolean {

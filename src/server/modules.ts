@@ -3,31 +3,42 @@ import { callbacksModule } from '../callbacks/module.js';
 import { deliveryModule } from '../delivery/module.js';
 import { gateModule } from '../gate/module.js';
 import { ingressModule } from '../ingress/module.js';
-import { signalsModule } from '../signals/module.js';
+import { LOG_MIGRATIONS } from '../log/index.js';
+import { mcpModule } from '../mcp/module.js';
 import { notifyModule } from '../notify/module.js';
-import { runtimesModule } from '../runtimes/module.js';
 import { repliesModule } from '../replies/module.js';
+import { runtimesModule } from '../runtimes/module.js';
+import { signalsModule } from '../signals/module.js';
+import type { MigrationFolder } from '../store/migrate.js';
 import { tasksModule } from '../tasks/module.js';
 import { coreModule } from './core-routes.js';
-import type { Module } from '../kernel/module.js';
 
 /**
- * Every module the gateway runs, in start order. A new module is one line here; nothing else in the
- * server knows what a module does.
+ * Every module the gateway runs. A new module is one line here; the kernel orders start-up from the
+ * manifests' `requires`, so the order of this list only breaks ties.
  */
-export function allModules(): Module[] {
-  const modules: Module[] = [];
-  modules.push(coreModule(() => modules));
-  modules.push(deliveryModule());
-  modules.push(approvalsModule());
-  modules.push(callbacksModule());
-  modules.push(repliesModule());
-  modules.push(tasksModule());
-  modules.push(gateModule());
-  modules.push(ingressModule());
-  modules.push(runtimesModule());
-  const notify = notifyModule();
-  modules.push(notify);
-  modules.push(signalsModule({ reporter: () => notify.notifier() }));
-  return modules;
+export function allModules() {
+  return [
+    coreModule(),
+    deliveryModule(),
+    approvalsModule(),
+    tasksModule(),
+    gateModule(),
+    repliesModule(),
+    callbacksModule(),
+    ingressModule(),
+    runtimesModule(),
+    notifyModule(),
+    mcpModule(),
+    signalsModule(),
+  ] as const;
+}
+
+export type AppModules = ReturnType<typeof allModules>;
+
+/** Every migration folder the app's store needs: the log's (events, outbox, inbox, vault) and each module's. */
+export function appMigrations(
+  modules: readonly { migrations?: MigrationFolder }[] = allModules(),
+): MigrationFolder[] {
+  return [LOG_MIGRATIONS, ...modules.flatMap((m) => (m.migrations ? [m.migrations] : []))];
 }

@@ -1,28 +1,38 @@
 import type { AddressInfo } from 'node:net';
 import { serve as listen, type ServerType } from '@hono/node-server';
-import type { Config } from '../config/schema.js';
-import { createApp } from './app.js';
+import type { CoreConfig } from '../config/schema.js';
+import { Kernel } from '../kernel/kernel.js';
 import type { App, Module, Services } from '../kernel/module.js';
-import { allModules } from './modules.js';
+import { createApp } from './app.js';
+import { allModules, appMigrations } from './modules.js';
 import { type BuildOptions, buildServices } from './services.js';
 
 export interface RunningServer {
   app: App;
   services: Services;
+  kernel: Kernel;
   url: string;
   port: number;
   /** Graceful: stop accepting, finish in-flight requests and workers, flush, close the store. */
   stop(): Promise<void>;
 }
 
+const APP_MODULE_NAMES = new Set(allModules().map((m) => m.name));
+const isAppModule = (m: Module) => APP_MODULE_NAMES.has(m.name);
+
 export async function startServer(
-  config: Config,
-  opts: BuildOptions & { modules?: Module[] } = {},
+  config: CoreConfig,
+  opts: BuildOptions & { modules?: readonly Module[] } = {},
 ): Promise<RunningServer> {
-  const services = await buildServices(config, opts);
   const modules = opts.modules ?? allModules();
-  const app = createApp(services, modules);
-  for (const m of modules) await m.start?.(services);
+  // Every app module's tables exist even when a test runs a few modules, as they always have.
+  const services = await buildServices(config, {
+    migrations: appMigrations([...allModules(), ...modules.filter((m) => !isAppModule(m))]),
+    ...opts,
+  });
+  const kernel = new Kernel(services, modules);
+  const app = createApp(services, kernel);
+  await kernel.start();
   services.relay.start();
 
   const server: ServerType = await new Promise((resolve, reject) => {
@@ -47,13 +57,13 @@ export async function startServer(
       (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
       await closed;
       await services.relay.stop();
-      for (const m of [...modules].reverse()) await m.stop?.();
+      await kernel.stop();
       await services.db.close();
       services.logger.flush?.();
     })();
     return stopping;
   };
-  return { app, services, url, port, stop };
+  return { app, services, kernel, url, port, stop };
 }
 
 /** Wires SIGINT/SIGTERM: the first signal drains and exits; a second one exits at once. */

@@ -1,16 +1,18 @@
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
+import type { CoreConfig } from '../config/schema.js';
 import type { EnvelopeInput } from '../envelope/index.js';
-import { EventLog } from '../log/log.js';
-import { Relay } from '../log/relay.js';
-import { resolveVaultKey, Vault } from '../log/vault.js';
-import { openStore } from '../store/open.js';
-import type { Db } from '../store/port.js';
 import { KeyRing } from '../kernel/auth.js';
 import { createLogger } from '../kernel/logger.js';
 import { Metrics } from '../kernel/metrics.js';
 import type { Services } from '../kernel/module.js';
+import { EventLog } from '../log/log.js';
+import { Relay } from '../log/relay.js';
+import { resolveVaultKey, Vault } from '../log/vault.js';
+import type { MigrationFolder } from '../store/migrate.js';
+import { openStore } from '../store/open.js';
+import type { Db } from '../store/port.js';
+import { appMigrations } from './modules.js';
 import { startWorker } from '../kernel/worker.js';
 
 export interface BuildOptions {
@@ -21,10 +23,12 @@ export interface BuildOptions {
   now?: () => number;
   configSource?: string;
   defaultMetrics?: boolean;
+  /** The migrations to bring an opened store to (default: the log's and every app module's). */
+  migrations?: MigrationFolder[];
 }
 
 /** Opens the store, the vault key and the log; everything a module needs, built once. */
-export async function buildServices(config: Config, opts: BuildOptions = {}): Promise<Services> {
+export async function buildServices(config: CoreConfig, opts: BuildOptions = {}): Promise<Services> {
   const env = opts.env ?? process.env;
   const logger = opts.logger ?? createLogger(config.log.level);
   const now = opts.now ?? Date.now;
@@ -35,6 +39,7 @@ export async function buildServices(config: Config, opts: BuildOptions = {}): Pr
       databaseUrl: config.store.database_url,
       dataDir,
       sqliteSynchronous: config.store.sqlite_synchronous,
+      migrations: opts.migrations ?? appMigrations(),
     }));
   const { key, source } = resolveVaultKey(config.vault.key_env, join(dataDir, 'vault.key'), env);
   if (source.kind === 'file' && source.created) {

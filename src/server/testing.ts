@@ -2,15 +2,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { parseConfig } from '../config/load.js';
-import type { Config } from '../config/schema.js';
-import { createApp } from './app.js';
+import { Kernel } from '../kernel/kernel.js';
 import type { App, Module, Services } from '../kernel/module.js';
+import type { Port } from '../kernel/port.js';
+import type { Dialect } from '../store/port.js';
+import { freshStore } from '../store/testing.js';
+import { createApp } from './app.js';
+import { type Config, parseConfig } from './config.js';
 import { allModules } from './modules.js';
 import { type RunningServer, startServer } from './serve.js';
 import { buildServices } from './services.js';
-import type { Dialect } from '../store/port.js';
-import { freshStore } from '../store/testing.js';
 
 export const KEYS = {
   admin: 'admin-key-0123456789abcdef',
@@ -26,12 +27,24 @@ export interface TestApp {
   app: App;
   services: Services;
   config: Config;
+  kernel: Kernel;
+  /** The service behind a port (a module's real one, or the fake a test put there). */
+  port<T>(p: Port<T>): T;
+  /** Puts a fake behind a port, in place of (or without) the module that provides it. */
+  provide<T>(p: Port<T>, impl: T | undefined): void;
   cleanup(): Promise<void>;
 }
 
 /** An in-process app on a fresh store with one key per role; no socket needed (`app.request`). */
 export async function testApp(
-  opts: { dialect?: Dialect; config?: Record<string, unknown>; modules?: Module[]; now?: () => number } = {},
+  opts: {
+    dialect?: Dialect;
+    config?: Record<string, unknown>;
+    modules?: readonly Module[];
+    now?: () => number;
+    /** Fakes behind ports before the modules start (a module that requires one finds it there). */
+    ports?: [Port<unknown>, unknown][];
+  } = {},
 ): Promise<TestApp> {
   const store = await freshStore(opts.dialect ?? 'sqlite');
   const dataDir = mkdtempSync(join(tmpdir(), 'sb-app-'));
@@ -53,15 +66,25 @@ export async function testApp(
     defaultMetrics: false,
     ...(opts.now ? { now: opts.now } : {}),
   });
-  const modules = opts.modules ?? allModules();
-  const app = createApp(services, modules);
-  for (const m of modules) await m.start?.(services);
+  const kernel = new Kernel(services, opts.modules ?? allModules(), {
+    external: (opts.ports ?? []).map(([p]) => p),
+  });
+  for (const [p, impl] of opts.ports ?? []) kernel.ports.set(p, impl);
+  const app = createApp(services, kernel);
+  await kernel.start();
   return {
     app,
     services,
     config,
+    kernel,
+    port: <T>(p: Port<T>) => {
+      const impl = kernel.get(p);
+      if (impl === undefined) throw new Error(`no module provides port ${p.id} in this test app`);
+      return impl;
+    },
+    provide: (p, impl) => kernel.ports.set(p, impl),
     async cleanup() {
-      for (const m of [...modules].reverse()) await m.stop?.();
+      await kernel.stop();
       await services.relay.stop();
       await store.cleanup();
       rmSync(dataDir, { recursive: true, force: true });
@@ -84,7 +107,7 @@ export interface TestGateway {
 export async function testGateway(opts: {
   dialect: Dialect;
   config: Record<string, unknown>;
-  modules: Module[];
+  modules: readonly Module[];
   env?: Record<string, string>;
   publicUrl?: boolean;
 }): Promise<TestGateway> {

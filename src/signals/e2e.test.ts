@@ -53,13 +53,13 @@ describe.each(await dialects())('Claude Code signals to a local ntfy, on %s', (d
         egress: { allow: ['127.0.0.1'] },
       },
       modules: [
-        coreModule(() => []),
+        coreModule(),
         deliveryModule({ env: {} }),
         approvalsModule(),
         gateModule(),
         runtimesModule(),
         notify,
-        signalsModule({ reporter: () => notify.notifier() }),
+        signalsModule(),
       ],
     });
     gateway = gw.gateway;

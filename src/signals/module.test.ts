@@ -7,6 +7,7 @@ import { recordingDeliveries } from '../notify/testing.js';
 import { runtimesModule } from '../runtimes/module.js';
 import { coreModule } from '../server/core-routes.js';
 import { signalsModule } from './module.js';
+import { outboundPort } from '../notify/port.js';
 
 const T0 = 1_800_000_000_000;
 
@@ -31,12 +32,7 @@ describe.each(await dialects())('runtime signals on %s', (dialect) => {
     t = await testApp({
       dialect,
       now: () => clock,
-      modules: [
-        coreModule(() => []),
-        runtimesModule(),
-        notify,
-        signalsModule({ reporter: () => notify.notifier() }),
-      ],
+      modules: [coreModule(), runtimesModule(), notify, signalsModule()],
       config: {
         channels: { phone: { type: 'ntfy', url: 'https://ntfy.example', topic: 'agents' } },
         routes: [{ match: 'true', channels: ['phone'] }],
@@ -44,7 +40,7 @@ describe.each(await dialects())('runtime signals on %s', (dialect) => {
       },
     });
     const deliveries = recordingDeliveries();
-    t.services.deliveries = deliveries;
+    t.provide(outboundPort, deliveries);
     return deliveries.seen;
   }
 
@@ -236,7 +232,7 @@ describe.each(await dialects())('GET/PUT /v1/away on %s', (dialect) => {
     const notify = notifyModule();
     t = await testApp({
       dialect,
-      modules: [coreModule(() => []), notify, signalsModule({ reporter: () => notify.notifier() })],
+      modules: [coreModule(), notify, signalsModule()],
     });
   }
 

@@ -1,55 +1,69 @@
 import { AppError } from '../errors/index.js';
-import type { Module, Services } from '../kernel/module.js';
+import { approvalsPort } from '../approvals/port.js';
+import { type Deps, defineModule, type Module } from '../kernel/module.js';
+import { optional } from '../kernel/port.js';
+import { reporterPort } from '../notify/port.js';
+import { tasksPort } from '../tasks/port.js';
 import { PhoneDesk } from './phone.js';
 import { type SignalsConfig, signalsConfigSchema } from './config.js';
 import { ACTIVITY_TYPES, SIGNAL_TYPES } from './mapping.js';
+import { phonePort } from './port.js';
 import { awayRoutes } from './routes.js';
-import { APPROVAL_EXPIRED, type Reporter, SignalRelay, SUBSCRIBER } from './service.js';
+import { APPROVAL_EXPIRED, SignalRelay, SUBSCRIBER } from './service.js';
 
-export interface SignalsModuleOptions {
-  /**
-   * The notify module's reporter (`notifyModule().notifier()`): signals go through the same path as
-   * `report_progress`. A getter, because the notifier exists only once notify has started.
-   */
-  reporter: () => Reporter | undefined;
-}
+const requires = {
+  reporter: optional(reporterPort),
+  approvals: optional(approvalsPort),
+  tasks: optional(tasksPort),
+};
+const sections = { signals: signalsConfigSchema.prefault({}) };
+/** Signals report through notify, take prompts to the phone through approvals, and read tasks. */
+export type SignalsDeps = Deps<typeof requires, typeof sections>;
 
-export interface SignalsModule extends Module {
+export interface SignalsModule extends Module<typeof requires, typeof sections> {
   /** The running relay handler (after `start`), for tests. */
   relay(): SignalRelay | undefined;
 }
 
-export function signalsModule(opts: SignalsModuleOptions): SignalsModule {
+export function signalsModule(): SignalsModule {
   let cfg: SignalsConfig | undefined;
   let handler: SignalRelay | undefined;
-  let services: Services | undefined;
   const config = (): SignalsConfig => {
     if (!cfg) throw new AppError('not_ready', 'the signals module is not running');
     return cfg;
   };
   return {
-    name: 'signals',
+    ...defineModule({
+      name: 'signals',
+      config: sections,
+      requires,
+      provides: [phonePort],
+      migrations: new URL('./migrations/', import.meta.url),
+    }),
     relay: () => handler,
     routes(app, services) {
       awayRoutes(app, services, config);
     },
-    start(s) {
-      services = s;
-      cfg = signalsConfigSchema.parse(services.config.signals ?? {});
-      const h = new SignalRelay(services, cfg, opts.reporter);
+    start(services) {
+      cfg = services.config.signals;
+      const h = new SignalRelay(services, cfg, () => services.reporter);
       handler = h;
-      services.phone = new PhoneDesk(services, cfg);
-      services.relay.subscribe({
-        name: SUBSCRIBER,
-        accepts: (t) => SIGNAL_TYPES.has(t) || ACTIVITY_TYPES.has(t) || t === APPROVAL_EXPIRED,
-        handle: async (event) => {
-          await h.handle(event);
+      services.provide(phonePort, new PhoneDesk(services, cfg));
+    },
+    subscribers() {
+      const h = handler!;
+      return [
+        {
+          name: SUBSCRIBER,
+          accepts: (t) => SIGNAL_TYPES.has(t) || ACTIVITY_TYPES.has(t) || t === APPROVAL_EXPIRED,
+          handle: async (event) => {
+            await h.handle(event);
+          },
         },
-      });
+      ];
     },
     stop() {
       handler = undefined;
-      if (services?.phone instanceof PhoneDesk) services.phone = undefined;
     },
   };
 }

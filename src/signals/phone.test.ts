@@ -4,6 +4,8 @@ import { dialects } from '../store/testing.js';
 import { auth, type TestApp, testApp } from '../server/testing.js';
 import { recordingDeliveries } from '../notify/testing.js';
 import { promptText } from './phone.js';
+import { outboundPort } from '../notify/port.js';
+import { approvalsPort } from '../approvals/port.js';
 
 /**
  * Permission prompts answered from the phone, with every real module (gate, approvals, runtimes,
@@ -52,7 +54,7 @@ describe.each(await dialects())('permission prompts on the phone on %s', (dialec
       },
     });
     const deliveries = recordingDeliveries();
-    t.services.deliveries = deliveries;
+    t.provide(outboundPort, deliveries);
     return deliveries.seen;
   }
 
@@ -168,8 +170,8 @@ describe.each(await dialects())('permission prompts on the phone on %s', (dialec
     const id = String(created?.redacted_summary.approval_id);
     // The approval lived as long as the hook waited; the sweeper marks it expired.
     await new Promise((r) => setTimeout(r, 50));
-    await (t!.services.approvals as unknown as { expireDue(): Promise<number> }).expireDue();
-    const view = await t!.services.approvals!.get(id);
+    await (t!.port(approvalsPort) as unknown as { expireDue(): Promise<number> }).expireDue();
+    const view = await t!.port(approvalsPort).get(id);
     expect(view?.state).toBe('expired');
     // A tap after expiry changes nothing (410: it expired).
     expect((await decide(id, 'approve')).status).toBe(410);

@@ -1,6 +1,7 @@
 import { causedBy, type Envelope } from '../envelope/index.js';
-import type { Services } from '../kernel/module.js';
-import { approvalPlan, type PhoneApprovals, type PhoneEscalation } from '../server/ports.js';
+import type { SignalsDeps } from './module.js';
+import { approvalPlan } from '../gate/port.js';
+import type { PhoneApprovals, PhoneEscalation } from '../signals/port.js';
 import { readAway, TENANT_OWNER } from './away.js';
 import type { SignalsConfig } from './config.js';
 import { branchOf, projectOf } from './context.js';
@@ -62,7 +63,7 @@ export function promptText(
  */
 export class PhoneDesk implements PhoneApprovals {
   constructor(
-    private readonly s: Services,
+    private readonly s: SignalsDeps,
     private readonly cfg: SignalsConfig,
   ) {}
 

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { AppError } from '../errors/index.js';
 import { requireRole } from '../kernel/auth.js';
 import { readJson } from '../kernel/body.js';
-import type { App, Services } from '../kernel/module.js';
+import type { App } from '../kernel/module.js';
+import type { SignalsDeps } from './module.js';
 import { readAway, switchAway, TENANT_OWNER } from './away.js';
 import type { SignalsConfig } from './config.js';
 
@@ -15,7 +16,7 @@ export const putAwaySchema = z.strictObject({
 });
 
 /** `GET/PUT /v1/away`: people switch away mode; agents never can. */
-export function awayRoutes(app: App, s: Services, cfg: () => SignalsConfig): void {
+export function awayRoutes(app: App, s: SignalsDeps, cfg: () => SignalsConfig): void {
   const people = requireRole(s.keys, 'admin', 'approver');
   app.get('/v1/away', people, async (c) => {
     const owner = c.req.query('owner') ?? TENANT_OWNER;

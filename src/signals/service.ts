@@ -1,18 +1,13 @@
 import { causedBy, type Envelope } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
-import type { ProgressInput, ProgressResult, ReportContext } from '../notify/service.js';
-import type { Services } from '../kernel/module.js';
+import type { ProgressResult, Reporter } from '../notify/port.js';
+import type { SignalsDeps } from './module.js';
 import { readAway, TENANT_OWNER } from './away.js';
 import { NOTIFICATION_FOLD_GRACE_MS } from './phone.js';
 import { kindEnabled, type SignalsConfig } from './config.js';
 import { branchOf, projectOf, reportFor } from './context.js';
 import { ACTIVITY_TYPES, type Signal, toSignal } from './mapping.js';
 import * as q from './sql.js';
-
-/** The one thing signals needs from notify: the `report_progress` path, with all its governance. */
-export interface Reporter {
-  report(input: ProgressInput, ctx: ReportContext): Promise<ProgressResult>;
-}
 
 /** Subscriber names key the inbox: renaming one makes it see old events again. */
 export const SUBSCRIBER = 'signals';
@@ -36,7 +31,7 @@ export type SignalOutcome =
  */
 export class SignalRelay {
   constructor(
-    private readonly s: Services,
+    private readonly s: SignalsDeps,
     private readonly cfg: SignalsConfig,
     private readonly reporter: () => Reporter | undefined,
   ) {}

@@ -11,26 +11,44 @@ export interface Migration {
 const MIGRATION_FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
 
 /**
- * Numbered migration files per dialect, `NNNN_name.sql`. Each module owns a range so parallel work never
- * collides: core 0001–0099, gate 0100s, delivery 0200s, ingress 0300s, notify/channels 0400s, tasks
- * 0500s, runtimes 0600s. Both dialects must hold the same versions (migrate.test.ts checks it).
+ * Where one owner keeps its migrations: a folder holding `sqlite/` and `postgres/`, each with numbered
+ * files `NNNN_name.sql`. Every module that has tables names its folder in its manifest
+ * (`migrations: new URL('./migrations/', import.meta.url)`); the app root collects them.
  */
-export function loadMigrations(dialect: Dialect): Migration[] {
-  const dir = fileURLToPath(new URL(`./migrations/${dialect}/`, import.meta.url));
-  return readdirSync(dir)
-    .map((file) => ({ file, m: MIGRATION_FILE.exec(file) }))
-    .filter((x): x is { file: string; m: RegExpExecArray } => x.m !== null)
-    .map(({ file, m }) => ({ version: Number(m[1]), name: m[2]!, sql: readFileSync(dir + file, 'utf8') }))
-    .sort((a, b) => a.version - b.version);
+export type MigrationFolder = URL;
+
+/**
+ * The numbered migrations of every folder, in version order. Each module owns a range so parallel work
+ * never collides: log 0001–0099, gate 0100s, approvals 0150s, delivery 0200s, ingress 0300s, notify
+ * 0400s, signals 0450s, replies 0460s, tasks 0500s. Two files with one version is an error naming both,
+ * and both dialects must hold the same versions (store.test.ts checks it).
+ */
+export function loadMigrations(dialect: Dialect, folders: readonly MigrationFolder[]): Migration[] {
+  const seen = new Map<number, string>();
+  const out: Migration[] = [];
+  for (const folder of folders) {
+    const dir = fileURLToPath(new URL(`./${dialect}/`, folder));
+    for (const file of readdirSync(dir)) {
+      const m = MIGRATION_FILE.exec(file);
+      if (!m) continue;
+      const version = Number(m[1]);
+      const other = seen.get(version);
+      if (other !== undefined)
+        throw new Error(`migration ${m[1]} exists twice: ${other} and ${dir}${file}; renumber one of them`);
+      seen.set(version, dir + file);
+      out.push({ version, name: m[2]!, sql: readFileSync(dir + file, 'utf8') });
+    }
+  }
+  return out.sort((a, b) => a.version - b.version);
 }
 
 /** Applies every migration not yet applied, each in its own transaction; returns the versions applied. */
-export async function migrate(db: Db): Promise<number[]> {
+export async function migrate(db: Db, folders: readonly MigrationFolder[]): Promise<number[]> {
   await db.query({
     text: `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`,
   });
   const applied: number[] = [];
-  for (const m of loadMigrations(db.dialect)) {
+  for (const m of loadMigrations(db.dialect, folders)) {
     const done = await db.tx(async (tx) => {
       // Several replicas may start at once on PostgreSQL: one applies, the others wait and skip.
       if (tx.dialect === 'postgres') await tx.query({ text: 'SELECT pg_advisory_xact_lock(72616732)' });

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { AppError } from '../errors/index.js';
-import { migrate } from './migrate.js';
+import { type MigrationFolder, migrate } from './migrate.js';
 import type { Db } from './port.js';
 import { PostgresDb } from './postgres.js';
 import { SqliteDb } from './sqlite.js';
@@ -12,6 +12,8 @@ export interface StoreOptions {
   sqliteSynchronous?: 'full' | 'normal';
   /** PostgreSQL schema (tests isolate suites with it). */
   schema?: string;
+  /** Every owner's migration folder (the app root collects them from the module manifests). */
+  migrations: readonly MigrationFolder[];
 }
 
 /** Opens the configured store and brings its schema up to date. */
@@ -26,7 +28,7 @@ export async function openStore(opts: StoreOptions): Promise<Db> {
     const db = new PostgresDb({ url: opts.databaseUrl, ...(opts.schema ? { schema: opts.schema } : {}) });
     try {
       await db.open();
-      await migrate(db);
+      await migrate(db, opts.migrations);
     } catch (err) {
       await db.close().catch(() => {});
       throw err;
@@ -37,7 +39,7 @@ export async function openStore(opts: StoreOptions): Promise<Db> {
     path: join(opts.dataDir, 'switchboard.db'),
     synchronous: opts.sqliteSynchronous ?? 'full',
   });
-  await migrate(db);
+  await migrate(db, opts.migrations);
   return db;
 }
 

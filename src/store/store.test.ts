@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects, freshStore, type TestStore } from './testing.js';
 import { AppError } from '../errors/index.js';
+import { appMigrations } from '../server/modules.js';
 import { loadMigrations, migrate, schemaVersion } from './migrate.js';
 import { PostgresDb } from './postgres.js';
 
@@ -8,7 +9,8 @@ const DIALECTS = await dialects();
 
 describe('migrations', () => {
   it('holds the same numbered versions for SQLite and PostgreSQL', () => {
-    const names = (d: 'sqlite' | 'postgres') => loadMigrations(d).map((m) => `${m.version}_${m.name}`);
+    const names = (d: 'sqlite' | 'postgres') =>
+      loadMigrations(d, appMigrations()).map((m) => `${m.version}_${m.name}`);
     expect(names('sqlite')).toEqual(names('postgres'));
     expect(names('sqlite').length).toBeGreaterThan(0);
   });
@@ -22,9 +24,9 @@ describe.each(DIALECTS)('store contract on %s', (dialect) => {
 
   it('reaches the latest migration version, and migrating again changes nothing', async () => {
     store = await freshStore(dialect);
-    const latest = Math.max(...loadMigrations(dialect).map((m) => m.version));
+    const latest = Math.max(...loadMigrations(dialect, appMigrations()).map((m) => m.version));
     expect(await schemaVersion(store.db)).toBe(latest);
-    expect(await migrate(store.db)).toEqual([]);
+    expect(await migrate(store.db, appMigrations())).toEqual([]);
   });
 
   it('binds $n placeholders in order, including a repeated one', async () => {
@@ -166,7 +168,7 @@ describe('a full SQLite disk', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-full-'));
     const db = new SqliteDb({ path: join(dir, 'full.db'), synchronous: 'normal' });
     try {
-      await migrate(db);
+      await migrate(db, appMigrations());
       // max_page_count makes SQLite report SQLITE_FULL exactly as a full disk does.
       const pages = Number(db.driver.pragma('page_count', { simple: true }));
       db.driver.pragma(`max_page_count = ${pages + 8}`);

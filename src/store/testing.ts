@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { appMigrations } from '../server/modules.js';
 import { migrate } from './migrate.js';
 import type { Db, Dialect } from './port.js';
 import { PostgresDb } from './postgres.js';
@@ -54,7 +55,7 @@ export async function freshStore(dialect: Dialect): Promise<TestStore> {
     const path = join(dir, 'test.db');
     const open = async () => {
       const d = new SqliteDb({ path, synchronous: 'normal' });
-      await migrate(d);
+      await migrate(d, appMigrations());
       return d;
     };
     const db = await open();
@@ -72,7 +73,7 @@ export async function freshStore(dialect: Dialect): Promise<TestStore> {
   const schema = `t_${process.pid}_${Date.now().toString(36)}_${counter++}`;
   const open = async () => {
     const d = await new PostgresDb({ url: PG_URL, schema, max: 5 }).open();
-    await migrate(d);
+    await migrate(d, appMigrations());
     return d;
   };
   const db = await open();

@@ -1,6 +1,6 @@
 import { TargetRefusedError } from '../egress/index.js';
 import { AppError } from '../errors/index.js';
-import type { LaunchRequest } from '../server/ports.js';
+import type { LaunchRequest } from '../tasks/port.js';
 import { type Poster, classifyHttpStatus, httpBody } from './http.js';
 import type { TaskRow } from './sql.js';
 import type { StoredAction, TaskStore } from './store.js';

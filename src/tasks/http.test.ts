@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { testEgress } from '../egress/testing.js';
-import type { LaunchRequest } from '../server/ports.js';
+import type { LaunchRequest } from './port.js';
 import { classifyHttpStatus, egressPoster, httpBody } from './http.js';
 
 const req = {

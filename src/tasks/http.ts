@@ -1,5 +1,5 @@
 import type { Egress } from '../egress/index.js';
-import type { LaunchRequest } from '../server/ports.js';
+import type { LaunchRequest } from './port.js';
 import { renderValue, trustedVars } from './template.js';
 
 /**

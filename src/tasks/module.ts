@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { once } from '../log/inbox.js';
-import type { Module, Services } from '../kernel/module.js';
-import { type TasksConfig, type TasksConfigInput, parseTasksConfig } from './config.js';
+import { type Deps, defineModule, type Module, type Services } from '../kernel/module.js';
+import { type TasksConfig, type TasksConfigInput, parseTasksConfig, tasksConfigSchema } from './config.js';
 import { createEgress, type Egress } from '../egress/index.js';
 import { type Poster, egressPoster } from './http.js';
+import { tasksPort } from './port.js';
 import { taskRoutes } from './routes.js';
 import { TaskRunner } from './service.js';
 import { type Leadership, Supervisor } from './supervisor.js';
 
 export interface TasksModuleOptions {
-  /** Overrides `services.config.tasks` (tests; until the lead wires the section into the schema). */
+  /** Replaces the `tasks:` section (tests). */
   config?: TasksConfigInput;
   /** How `http` actions POST; default egress's post, built from `egress.allow` at start. */
   poster?: Poster;
@@ -26,7 +27,10 @@ export interface TasksModuleOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export interface TasksModule extends Module {
+const sections = { tasks: tasksConfigSchema.prefault({}) };
+type TasksDeps = Deps<Record<never, never>, typeof sections>;
+
+export interface TasksModule extends Module<Record<never, never>, typeof sections> {
   readonly runner: TaskRunner | undefined;
   readonly supervisor: Supervisor | undefined;
 }
@@ -44,7 +48,12 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
   let supervisor: Supervisor | undefined;
   let egress: Egress | undefined;
   return {
-    name: 'tasks',
+    ...defineModule({
+      name: 'tasks',
+      config: sections,
+      provides: [tasksPort],
+      migrations: new URL('./migrations/', import.meta.url),
+    }),
     get runner() {
       return runner;
     },
@@ -54,7 +63,7 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
     routes(app, s) {
       taskRoutes(app, s, () => runner);
     },
-    async start(s: Services) {
+    async start(s: TasksDeps) {
       const cfg = readConfig(s, opts.config);
       egress = opts.egress ?? createEgress({ allow: s.config.egress.allow });
       runner = new TaskRunner({
@@ -73,7 +82,7 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
       const recovered = await runner.recover();
       if (recovered > 0)
         s.logger.warn({ recovered }, 'failed tasks left running by an earlier gateway process');
-      s.tasks = runner;
+      s.provide(tasksPort, runner);
       const tasks = runner;
       s.relay.subscribe({
         name: 'tasks.approvals',
@@ -102,13 +111,12 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
   };
 }
 
-function readConfig(s: Services, override: TasksConfigInput | undefined): TasksConfig {
-  const section = (s.config as { tasks?: unknown }).tasks;
-  return parseTasksConfig(override ?? section ?? {});
+function readConfig(s: TasksDeps, override: TasksConfigInput | undefined): TasksConfig {
+  return override ? parseTasksConfig(override) : s.config.tasks;
 }
 
 /** `server.public_url` when set (a phone or a remote agent can reach it), else the listen address. */
-export function publicUrl(s: Services): string {
+export function publicUrl(s: Pick<Services, 'config'>): string {
   if (s.config.server.public_url) return s.config.server.public_url.replace(/\/+$/, '');
   const host = s.config.server.host;
   const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;

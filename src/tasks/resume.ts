@@ -1,4 +1,4 @@
-import type { TaskState } from '../server/ports.js';
+import type { TaskState } from '../tasks/port.js';
 import { type TasksConfig, resumeTemplate } from './config.js';
 import type { TaskRow } from './sql.js';
 import type { StoredAction } from './store.js';

@@ -13,7 +13,7 @@ import {
 import { AppError } from '../errors/index.js';
 import type { KeyRing } from '../kernel/auth.js';
 import type { Principal } from '../kernel/module.js';
-import type { LaunchRequest, TaskService, TaskState, TaskView } from '../server/ports.js';
+import type { LaunchRequest, TaskService, TaskState, TaskView } from '../tasks/port.js';
 import type { Db } from '../store/port.js';
 import { launchHttp, launchNotify } from './actions.js';
 import type { TasksConfig } from './config.js';

@@ -1,4 +1,4 @@
-import type { TaskState, TaskView } from '../server/ports.js';
+import type { TaskState, TaskView } from '../tasks/port.js';
 import type { Sql } from '../store/port.js';
 
 /** A `tasks` row as both dialects return it (BIGINT times as numbers, JSON as text). */

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { type Envelope, type EnvelopeInput, type EventType, isId, newId } from '../envelope/index.js';
-import type { LaunchRequest, TaskState } from '../server/ports.js';
+import type { LaunchRequest, TaskState } from '../tasks/port.js';
 import { type Db, one } from '../store/port.js';
 import { taskEvent } from './events.js';
 import * as q from './sql.js';

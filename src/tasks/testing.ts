@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { testApp, type TestApp } from '../server/testing.js';
 import { coreModule } from '../server/core-routes.js';
-import type { LaunchRequest } from '../server/ports.js';
+import type { LaunchRequest } from '../tasks/port.js';
 import type { Dialect } from '../store/port.js';
 import type { TasksConfigInput } from './config.js';
 import { type TasksModule, type TasksModuleOptions, tasksModule } from './module.js';
@@ -36,7 +36,7 @@ export async function harness(
   });
   const t = await testApp({
     dialect,
-    modules: [coreModule(() => []), mod],
+    modules: [coreModule(), mod],
     ...(opts.now ? { now: opts.now } : {}),
   });
   const runner = mod.runner;

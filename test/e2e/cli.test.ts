@@ -100,7 +100,8 @@ describe('switchboard CLI', () => {
     const { migrate } = await import('../../src/store/migrate.js');
     const { EventLog } = await import('../../src/log/log.js');
     const db = new SqliteDb({ path: join(cwd, '.switchboard', 'switchboard.db') });
-    await migrate(db);
+    const { appMigrations } = await import('../../src/server/modules.js');
+    await migrate(db, appMigrations());
     const log = new EventLog(db, { tenant_id: 't', environment: 'e' });
     const events = [];
     for (let i = 0; i < 5; i++)

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { verifyChain } from '../../src/log/verify.js';
 import { dialects } from '../../src/store/testing.js';
 import { auth, type TestApp, testApp } from '../../src/server/testing.js';
+import { gatePort } from '../../src/gate/port.js';
 
 /**
  * The whole gate path with every real module (no fakes): a Claude Code hook reaches the runtimes route,
@@ -142,9 +143,9 @@ describe.each(await dialects())('a Claude Code tool call through the real gate o
 
   it('records the hook once even when the gate fails inside its transaction, and fails closed', async () => {
     t = await testApp({ dialect, config: { rules: RULES } });
-    const real = t.services.gate!;
+    const real = t.port(gatePort);
     // A gate that records the hook in its transaction and then breaks: the transaction rolls back.
-    t.services.gate = {
+    t.provide(gatePort, {
       evaluate: (intent, ctx) =>
         real.evaluate(intent, {
           ...ctx,
@@ -157,7 +158,7 @@ describe.each(await dialects())('a Claude Code tool call through the real gate o
               }
             : {}),
         }),
-    };
+    });
     const before = (await t.services.log.list({ limit: 1000 })).length;
     const body = (await (await hook(preToolUse('rm -rf build'))).json()) as {
       hookSpecificOutput: Record<string, string>;

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { GITHUB_SECRET, githubDelivery, githubExample } from '../../src/ingress/testing.js';
 import { dialects } from '../../src/store/testing.js';
 import { auth, type TestApp, testApp } from '../../src/server/testing.js';
+import { tasksPort } from '../../src/tasks/port.js';
 
 /**
  * The ears end to end with every real module: a signed GitHub webhook is accepted, admitted by a
@@ -49,7 +50,7 @@ describe.each(await dialects())('a webhook that wakes an agent on %s', (dialect)
       await new Promise((r) => setTimeout(r, 50));
       const started = (await t.services.log.list({ type: 'agent.task.submitted' }))[0];
       const id = started?.envelope.execution.task_id;
-      if (id) task = (await t.services.tasks?.get(id)) as typeof task;
+      if (id) task = (await t.port(tasksPort).get(id)) as typeof task;
     }
     expect(task?.state).toBe('completed');
 

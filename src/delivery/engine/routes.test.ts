@@ -54,7 +54,7 @@ describe.each(DIALECTS)('the deliveries admin API on %s', (dialect) => {
     const { id, eventId } = await h.enqueue('hook');
     await h.drain();
     // The config now points at a fixed receiver path; the replay must use it, not the old one.
-    h.services.config.channels = {
+    (h.services.config as unknown as { channels: unknown }).channels = {
       hook: { type: 'webhook', url: `${rx.url}/fixed`, secret_env: 'HOOK_SECRET' },
     };
     rx.script = () => ({ kind: 'answer', status: 204 });
@@ -96,7 +96,7 @@ describe.each(DIALECTS)('the deliveries admin API on %s', (dialect) => {
     rx.script = () => ({ kind: 'answer', status: 400 });
     const { id } = await h.enqueue('hook');
     await h.drain();
-    h.services.config.channels = {};
+    (h.services.config as unknown as { channels: unknown }).channels = {};
     const res = await replay({ ids: [id] });
     expect(res.status).toBe(409);
     const body = (await res.json()) as { error: { code: string; message: string } };

@@ -2,7 +2,7 @@ import type { Message } from '../../notify/port.js';
 import { type EnvelopeInput, newId } from '../../envelope/index.js';
 import { AppError } from '../../errors/index.js';
 import type { EventLog } from '../../log/log.js';
-import type { DeliveryPort } from '../../server/ports.js';
+import type { ChannelConfig, DeliveryPort } from '../port.js';
 import type { Db } from '../../store/port.js';
 import type { ChannelEntry } from './engine.js';
 import { firstAttemptAt, type RetryPolicy } from '../retry.js';
@@ -74,7 +74,7 @@ export interface ReplayOutcome {
 export const MAX_REPLAY = 1000;
 export const MAX_LIST = 1000;
 
-/** Implements the `DeliveryPort` of `src/server/ports.ts` (what the notify module calls), and more. */
+/** Implements the `DeliveryPort` (src/delivery/port.ts; notify's `Outbound`), and the admin API's calls. */
 export interface DeliveryService extends DeliveryPort {
   enqueue(tx: Db, input: EnqueueInput): Promise<Enqueued>;
   list(filter?: ListFilter): Promise<DeliveryView[]>;
@@ -114,6 +114,7 @@ export function view(r: q.DeliveryRow): DeliveryView {
 
 export function createDeliveryService(d: ServiceDeps): DeliveryService {
   return {
+    channel: (name) => d.channels()[name] as ChannelConfig | undefined,
     async enqueue(tx, input) {
       const entry = d.channels()[input.destination];
       if (!entry) throw new AppError('not_found', `no channel named ${input.destination} is configured`);

@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { parse } from 'yaml';
 import type { EnvelopeInput } from '../../envelope/index.js';
-import type { Services } from '../../kernel/module.js';
+import type { GateDeps } from '../module.js';
 import type { CompiledPolicy } from '../compile.js';
 import { expandPattern, formatProblem, type PolicySource } from '../load.js';
 import { preparePolicy } from '../policy.js';
@@ -33,7 +33,7 @@ export type ReloadOutcome =
  * on every reload, so SIGHUP picks up edited rules and the problems carry line numbers), else the
  * parsed config section (tests, built-in defaults) without line numbers.
  */
-export function configPolicySources(s: Services): PolicySource[] {
+export function configPolicySources(s: GateDeps): PolicySource[] {
   if (existsSync(s.configSource)) {
     return [{ kind: 'config', name: s.configSource, text: readFileSync(s.configSource, 'utf8') }];
   }

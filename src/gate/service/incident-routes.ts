@@ -3,7 +3,8 @@ import { parseId } from '../../envelope/index.js';
 import { AppError } from '../../errors/index.js';
 import { requireRole } from '../../kernel/auth.js';
 import { readJson } from '../../kernel/body.js';
-import type { App, Services } from '../../kernel/module.js';
+import type { App } from '../../kernel/module.js';
+import type { GateDeps } from '../module.js';
 import type { FreezeScope, IncidentStore, RevocationScope } from './incidents-store.js';
 
 const name = z.string().min(1).max(200);
@@ -40,7 +41,7 @@ export const freezeBodySchema = z
   .superRefine(exactlyOne(['agent', 'tenant']));
 
 /** The incident API (admin only): revoke capabilities, freeze and unfreeze agents or tenants. */
-export function incidentRoutes(app: App, s: Services, incidents: () => IncidentStore): void {
+export function incidentRoutes(app: App, s: GateDeps, incidents: () => IncidentStore): void {
   const admin = requireRole(s.keys, 'admin');
   const limit = s.config.server.body_limit_bytes;
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dialects } from '../../store/testing.js';
-import type { GateDecision } from '../../server/ports.js';
+import type { GateDecision } from '../../gate/port.js';
 import { type GateHarness, gateHarness } from './testing.js';
 
 type Verify = { valid: boolean; reason?: string; claims?: Record<string, unknown> };

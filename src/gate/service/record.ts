@@ -1,6 +1,6 @@
 import type { Envelope, EnvelopeInput } from '../../envelope/index.js';
 import { causedBy as causedByEvent } from '../../envelope/index.js';
-import type { GateDecision } from '../../server/ports.js';
+import type { GateDecision } from '../../gate/port.js';
 import type { Trace } from '../evaluate.js';
 
 /** What the log says about one evaluation; the raw input is in the vault, never in a summary. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dialects } from '../../store/testing.js';
-import type { GateDecision } from '../../server/ports.js';
+import type { GateDecision } from '../../gate/port.js';
 import { type GateHarness, gateHarness } from './testing.js';
 
 const GOOD = `rules:

@@ -3,8 +3,9 @@ import { parseId } from '../../envelope/index.js';
 import { AppError } from '../../errors/index.js';
 import { requireRole } from '../../kernel/auth.js';
 import { readJson } from '../../kernel/body.js';
-import type { App, Services } from '../../kernel/module.js';
-import type { GateIntent } from '../../server/ports.js';
+import type { App } from '../../kernel/module.js';
+import type { GateDeps } from '../module.js';
+import type { GateIntent } from '../../gate/port.js';
 import { verifyCapability } from '../capability.js';
 import { DEFAULT_CLOCK_SKEW_SECONDS, GATE_RUNTIMES } from '../config.js';
 import type { CapabilitySigner } from '../types.js';
@@ -48,7 +49,7 @@ export interface GateRouteDeps {
   signer: () => CapabilitySigner | undefined;
 }
 
-export function gateRoutes(app: App, s: Services, d: GateRouteDeps): void {
+export function gateRoutes(app: App, s: GateDeps, d: GateRouteDeps): void {
   app.post('/v1/gate/evaluate', requireRole(s.keys, 'agent', 'admin'), async (c) => {
     const body = await readJson(c, evaluateBodySchema, s.config.server.body_limit_bytes);
     const principal = c.get('principal');

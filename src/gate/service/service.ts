@@ -1,13 +1,14 @@
 import type { Envelope, EnvelopeInput } from '../../envelope/index.js';
 import { causedBy, isId } from '../../envelope/index.js';
-import type { Principal, Services } from '../../kernel/module.js';
+import type { Principal } from '../../kernel/module.js';
+import type { GateDeps as ModuleDeps } from '../module.js';
 import {
   approvalPlan,
   type GateContext,
   type GateDecision,
   type GateIntent,
   type GateService,
-} from '../../server/ports.js';
+} from '../../gate/port.js';
 import type { Db } from '../../store/port.js';
 import { evaluateApproved } from '../approved.js';
 import { DEFAULT_EVENT_TYPE, type Evaluation, evaluateWithTrace } from '../evaluate.js';
@@ -21,7 +22,7 @@ const DAY_MS = 86_400_000;
 const ACTION_PREVIEW_CHARS = 200;
 
 export interface GateDeps {
-  s: Services;
+  s: ModuleDeps;
   holder: PolicyHolder;
   incidents: IncidentStore;
   /** Undefined: decisions carry no capability (and verify answers UNKNOWN_KEY). */

@@ -3,7 +3,7 @@ import { approvalsModule } from '../../approvals/module.js';
 import { newId } from '../../envelope/index.js';
 import { coreModule } from '../../server/core-routes.js';
 import type { Module } from '../../kernel/module.js';
-import type { TaskService, TaskView } from '../../server/ports.js';
+import { type TaskService, type TaskView, tasksPort } from '../../tasks/port.js';
 import type { Dialect } from '../../store/port.js';
 import { auth, type TestApp, testApp } from '../../server/testing.js';
 import { type GateModule, type GateModuleOptions, gateModule } from '../module.js';
@@ -68,11 +68,16 @@ export async function gateHarness(
   const steps = new Map<string, number>();
   const gate = gateModule({ signerKey: SIGNER, watch: false, sighup: false, ...opts.module });
   const modules: Module[] = [];
-  modules.push(coreModule(() => modules));
+  modules.push(coreModule());
   if (opts.approvals !== false) modules.push(approvalsModule({ expiryWorker: false }));
   modules.push(gate);
-  const t = await testApp({ dialect, modules, config: opts.config ?? {}, now: () => clock.now });
-  t.services.tasks = fakeTasks(steps, clock);
+  const t = await testApp({
+    dialect,
+    modules,
+    config: opts.config ?? {},
+    now: () => clock.now,
+    ports: [[tasksPort, fakeTasks(steps, clock)]],
+  });
   const headersFor = (role: 'admin' | 'agent' | 'approver' | Record<string, string>) =>
     typeof role === 'string' ? auth(role) : role;
   return {

@@ -6,6 +6,7 @@ import { coreModule } from '../../server/core-routes.js';
 import type { IngressModule } from '../module.js';
 import { FakeTasks, githubDelivery, githubExample, ingressHarness } from '../testing.js';
 import { depthMarker } from './loop.js';
+import { tasksPort } from '../../tasks/port.js';
 
 const PR_TRIGGER = {
   id: 'pr-review',
@@ -42,11 +43,11 @@ describe.each(await dialects())('admission on %s', (dialect) => {
     t = await testApp({
       dialect,
       config: h.config,
-      modules: [coreModule(() => []), h.ingress],
+      modules: [coreModule(), h.ingress],
       now: () => clock,
     });
     tasks = new FakeTasks();
-    if (opts.tasks !== false) t.services.tasks = tasks;
+    if (opts.tasks !== false) t.provide(tasksPort, tasks);
   }
   async function deliver(event: string, payload: unknown, delivery?: string): Promise<Response> {
     const d = await githubDelivery(event, payload, delivery ? { delivery } : {});
@@ -202,7 +203,7 @@ describe.each(await dialects())('admission on %s', (dialect) => {
     await t.services.relay.drain();
     expect(await events('integration.webhook.admitted')).toHaveLength(1);
     expect(await ingress.launchDue()).toBe(0);
-    t.services.tasks = tasks;
+    t.provide(tasksPort, tasks);
     expect(await ingress.launchDue()).toBe(1);
   });
 

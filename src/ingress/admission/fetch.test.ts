@@ -8,6 +8,7 @@ import { coreModule } from '../../server/core-routes.js';
 import type { IngressModule } from '../module.js';
 import { FakeTasks, githubDelivery, githubExample, ingressHarness } from '../testing.js';
 import { pullRequestFacts, pullRequestOf } from './fetch.js';
+import { tasksPort } from '../../tasks/port.js';
 
 const TOKEN_ENV = 'SB_TEST_FETCH_GITHUB_TOKEN';
 const TOKEN = 'ghs_test_token_for_the_fake_api';
@@ -89,10 +90,10 @@ describe.each(await dialects())('re-reading the PR before admission on %s', (dia
     t = await testApp({
       dialect,
       config: { ...h.config, egress: { allow } },
-      modules: [coreModule(() => []), h.ingress],
+      modules: [coreModule(), h.ingress],
     });
     tasks = new FakeTasks();
-    t.services.tasks = tasks;
+    t.provide(tasksPort, tasks);
   }
   /** A PR event whose payload says head sha `payload-sha`; the API may say otherwise. */
   async function deliver(delivery?: string): Promise<number> {

@@ -1,7 +1,7 @@
 import type { Envelope } from '../../envelope/index.js';
-import type { Services } from '../../kernel/module.js';
+import type { IngressDeps } from '../module.js';
+import type { LaunchRequest } from '../../tasks/port.js';
 import { startWorker, type Worker } from '../../kernel/worker.js';
-import type { LaunchRequest } from '../../server/ports.js';
 import { markDelivery } from '../pipeline/deliveries.js';
 import { readFacts } from '../pipeline/facts.js';
 import { loadPayload } from './payload.js';
@@ -40,7 +40,7 @@ export class Launcher {
   private worker: Worker | undefined;
 
   constructor(
-    private readonly services: Services,
+    private readonly services: IngressDeps,
     private readonly triggers: () => ReadonlyMap<string, CompiledTrigger>,
     /** false: only explicit `runDue` calls launch (tests step through windows themselves). */
     private readonly auto = true,

@@ -2,7 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { compileFilter, compileKey } from './cel.js';
 import { DEFAULT_MAX_DEPTH, loopSchema, parseDuration, triggersSchema } from './config.js';
 import { botActor, depthMarker, markerDepth } from './loop.js';
-import { checkIngressConfig } from '../config.js';
+import { ConfigError } from '../../config/load.js';
+import { parseConfig } from '../../server/config.js';
+
+/** The problems the app's config schema finds in `raw` (every module's sections and checks). */
+function checkIngressConfig(raw: Record<string, unknown>): { path: string; message: string }[] {
+  try {
+    parseConfig(raw, 'test');
+    return [];
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+}
 import { compileTriggers, TriggerConfigError } from './triggers.js';
 
 const ctx = {

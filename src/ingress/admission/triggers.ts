@@ -30,23 +30,28 @@ export function compileTriggers(
       throw new TriggerConfigError(
         `trigger ${config.id}: source ${config.source} is not configured under sources`,
       );
-    const out: CompiledTrigger = { config, windowMs: 0 };
-    if (config.when !== undefined) {
-      const c = compileFilter(config.when);
-      if (!c.ok) throw new TriggerConfigError(`trigger ${config.id}: when: ${c.message}`);
-      out.when = c.run;
-    }
-    if (config.when_fetched !== undefined) {
-      const c = compileFilter(config.when_fetched);
-      if (!c.ok) throw new TriggerConfigError(`trigger ${config.id}: when_fetched: ${c.message}`);
-      out.whenFetched = c.run;
-    }
-    if (config.coalesce) {
-      const c = compileKey(config.coalesce.key);
-      if (!c.ok) throw new TriggerConfigError(`trigger ${config.id}: coalesce.key: ${c.message}`);
-      out.key = c.run;
-      out.windowMs = parseDuration(config.coalesce.window) ?? 0;
-    }
-    return out;
+    return compileTrigger(config);
   });
+}
+
+/** Compiles one trigger's CEL (`when`, `when_fetched`, `coalesce.key`); the source it names is not checked. */
+export function compileTrigger(config: TriggerConfig): CompiledTrigger {
+  const out: CompiledTrigger = { config, windowMs: 0 };
+  if (config.when !== undefined) {
+    const c = compileFilter(config.when);
+    if (!c.ok) throw new TriggerConfigError(`trigger ${config.id}: when: ${c.message}`);
+    out.when = c.run;
+  }
+  if (config.when_fetched !== undefined) {
+    const c = compileFilter(config.when_fetched);
+    if (!c.ok) throw new TriggerConfigError(`trigger ${config.id}: when_fetched: ${c.message}`);
+    out.whenFetched = c.run;
+  }
+  if (config.coalesce) {
+    const c = compileKey(config.coalesce.key);
+    if (!c.ok) throw new TriggerConfigError(`trigger ${config.id}: coalesce.key: ${c.message}`);
+    out.key = c.run;
+    out.windowMs = parseDuration(config.coalesce.window) ?? 0;
+  }
+  return out;
 }

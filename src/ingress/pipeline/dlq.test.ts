@@ -2,10 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { dialects } from '../../store/testing.js';
 import { auth, type TestApp, testApp } from '../../server/testing.js';
 import { coreModule } from '../../server/core-routes.js';
-import type { LaunchRequest, TaskView } from '../../server/ports.js';
+import type { LaunchRequest, TaskView } from '../../tasks/port.js';
 import type { IngressModule } from '../module.js';
 import { FakeTasks, githubDelivery, githubExample, ingressHarness } from '../testing.js';
 import { classify, type DlqEntry } from './dlq.js';
+import { tasksPort } from '../../tasks/port.js';
 
 /** A task service whose launches fail, as a runtime that cannot start would. */
 class FailingTasks extends FakeTasks {
@@ -50,9 +51,9 @@ describe.each(await dialects())('GET /v1/ingress/dlq on %s', (dialect) => {
     t = await testApp({
       dialect,
       config: { ...h.config, egress: { allow: ['127.0.0.1'] } },
-      modules: [coreModule(() => []), h.ingress],
+      modules: [coreModule(), h.ingress],
     });
-    t.services.tasks = tasks;
+    t.provide(tasksPort, tasks);
   }
   async function deliver(event: string, payload: unknown, delivery: string): Promise<number> {
     const d = await githubDelivery(event, payload, { delivery });
@@ -97,7 +98,7 @@ describe.each(await dialects())('GET /v1/ingress/dlq on %s', (dialect) => {
     await t.services.relay.drain();
     await ingress.launchDue();
     expect(await dlq()).toHaveLength(1);
-    t.services.tasks = new FakeTasks();
+    t.provide(tasksPort, new FakeTasks());
     const replay = await t.app.request('/v1/ingress/deliveries/dlq-replay/replay', {
       method: 'POST',
       headers: auth('admin'),

@@ -10,7 +10,7 @@ describe.each(await dialects())('POST /v1/ingress/:source on %s', (dialect) => {
 
   async function start(triggers: unknown[] = []) {
     const h = ingressHarness(triggers);
-    t = await testApp({ dialect, config: h.config, modules: [coreModule(() => []), h.ingress] });
+    t = await testApp({ dialect, config: h.config, modules: [coreModule(), h.ingress] });
     return h;
   }
   const post = (source: string, headers: Record<string, string>, body: string | Uint8Array) =>
@@ -185,7 +185,7 @@ describe.each(await dialects())('POST /v1/ingress/:source on %s', (dialect) => {
   it('binds deliveries to the tenant the source names', async () => {
     const h = ingressHarness();
     (h.config.sources as Record<string, Record<string, unknown>>).github!.tenant = 'acme';
-    t = await testApp({ dialect, config: h.config, modules: [coreModule(() => []), h.ingress] });
+    t = await testApp({ dialect, config: h.config, modules: [coreModule(), h.ingress] });
     const d = await githubDelivery('push', githubExample('push'));
     expect((await post('github', d.headers, d.body)).status).toBe(202);
     const [accepted] = await events('integration.webhook.accepted');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ApprovalView } from '../../server/ports.js';
+import type { ApprovalView } from '../../approvals/port.js';
 import { afterWait } from './decision.js';
 
 const held = {

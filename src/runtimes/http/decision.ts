@@ -1,4 +1,5 @@
-import type { ApprovalView, GateDecision } from '../../server/ports.js';
+import type { ApprovalView } from '../../approvals/port.js';
+import type { GateDecision } from '../../gate/port.js';
 import type { Decision, RuntimeAdapter } from '../runtime.js';
 
 /** Pure rules of the hook route: how long to hold an approval, and what its outcome means. */

@@ -8,6 +8,9 @@ import { runtimesModule } from '../module.js';
 import type { Decision, RuntimeKind } from '../runtime.js';
 import { afterWait, forAdapter } from './decision.js';
 import { FakeApprovals, FakeGate, approvalView, gateDecision } from './testing.js';
+import { approvalsPort } from '../../approvals/port.js';
+import { gatePort } from '../../gate/port.js';
+import { tasksPort } from '../../tasks/port.js';
 
 const fixture = (runtime: string, event: string) =>
   readFileSync(new URL(`../${runtime}/fixtures/${event}.json`, import.meta.url), 'utf8');
@@ -31,7 +34,7 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
   beforeEach(async () => {
     t = await testApp({
       dialect,
-      modules: [coreModule(() => []), runtimesModule({ hooks: { approval_wait_seconds: WAIT_SECONDS } })],
+      modules: [coreModule(), runtimesModule({ hooks: { approval_wait_seconds: WAIT_SECONDS } })],
     });
   });
   afterEach(async () => t.cleanup());
@@ -55,7 +58,7 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
 
     it.each(['allow', 'deny'] as const)('answers a gate %s with the native reply', async (kind) => {
       const decision = gateDecision(kind);
-      t.services.gate = new FakeGate(decision);
+      t.provide(gatePort, new FakeGate(decision));
       const res = await post(runtime, raw);
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual(expected(runtime, raw, forAdapter(decision), http));
@@ -63,7 +66,7 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
 
     it('answers a modify with the rewrite, or the deny the runtime needs instead', async () => {
       const decision = gateDecision('modify', { input: { command: 'git push origin main' } });
-      t.services.gate = new FakeGate(decision);
+      t.provide(gatePort, new FakeGate(decision));
       const res = await post(runtime, raw);
       expect(await res.json()).toEqual(expected(runtime, raw, forAdapter(decision), http));
     });
@@ -73,9 +76,9 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
       const approved = approvalView('apr_01TEST', 'approved', {
         capability: { id: 'cap_01', expires_at: '2030-01-01T00:00:00Z', token: 't' },
       });
-      t.services.gate = new FakeGate(decision);
+      t.provide(gatePort, new FakeGate(decision));
       const approvals = new FakeApprovals(approved, 30);
-      t.services.approvals = approvals;
+      t.provide(approvalsPort, approvals);
       const res = await post(runtime, raw);
       const body = await res.json();
       if (RUNTIMES[runtime].defaultTimeoutMs === null) {
@@ -92,8 +95,8 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
 
     it('answers with the ask or a deny naming the approval when the hold times out', async () => {
       const decision = gateDecision('require_approval', { approval_id: 'apr_01WAIT' });
-      t.services.gate = new FakeGate(decision);
-      t.services.approvals = new FakeApprovals(null);
+      t.provide(gatePort, new FakeGate(decision));
+      t.provide(approvalsPort, new FakeApprovals(null));
       const res = await post(runtime, raw);
       const body = await res.json();
       expect(body).toEqual(expected(runtime, raw, forAdapter(decision), http));
@@ -101,9 +104,10 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
 
     it('denies with the comment when the approval is rejected', async () => {
       const decision = gateDecision('require_approval', { approval_id: 'apr_01REJ' });
-      t.services.gate = new FakeGate(decision);
-      t.services.approvals = new FakeApprovals(
-        approvalView('apr_01REJ', 'rejected', { comment: 'not on a Friday' }),
+      t.provide(gatePort, new FakeGate(decision));
+      t.provide(
+        approvalsPort,
+        new FakeApprovals(approvalView('apr_01REJ', 'rejected', { comment: 'not on a Friday' })),
       );
       const body = await (await post(runtime, raw)).json();
       if (RUNTIMES[runtime].defaultTimeoutMs === null) return;
@@ -130,7 +134,7 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
     });
 
     it('fails closed when the gate throws', async () => {
-      t.services.gate = new FakeGate(new Error('policy store unreachable'));
+      t.provide(gatePort, new FakeGate(new Error('policy store unreachable')));
       const body = JSON.stringify(await (await post(runtime, raw)).json());
       expect(body).toContain('GATE_UNAVAILABLE');
     });
@@ -149,7 +153,7 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
   });
 
   it('gives the bridge the whole native reply when it sends the bridge header', async () => {
-    t.services.gate = new FakeGate(gateDecision('deny'));
+    t.provide(gatePort, new FakeGate(gateDecision('deny')));
     const raw = fixture('claude-code', 'PreToolUse');
     const res = await post('claude-code', raw, { 'x-switchboard-bridge': '1' });
     const body = (await res.json()) as { exitCode: number };
@@ -158,16 +162,16 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
   });
 
   it('holds an approval for less than the bridge says it will wait', async () => {
-    t.services.gate = new FakeGate(gateDecision('require_approval', { approval_id: 'apr_01DL' }));
+    t.provide(gatePort, new FakeGate(gateDecision('require_approval', { approval_id: 'apr_01DL' })));
     const approvals = new FakeApprovals(null);
-    t.services.approvals = approvals;
+    t.provide(approvalsPort, approvals);
     await post('codex', fixture('codex', 'PreToolUse'), { 'x-switchboard-deadline-ms': '2500' });
     expect(approvals.waits[0]?.timeoutMs).toBe(500);
   });
 
   it('records the envelope with the runtime, session, task and a vault reference, and asks with them', async () => {
     const gate = new FakeGate(gateDecision('allow'));
-    t.services.gate = gate;
+    t.provide(gatePort, gate);
     await post('claude-code', fixture('claude-code', 'PreToolUse'));
     const [event] = await t.services.log.list({ type: 'agent.tool.requested', limit: 10 });
     const env = event!.envelope;
@@ -188,7 +192,7 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
   it('takes the task from a task-scoped key and touches the task', async () => {
     t.services.keys.add('task-key-0123456789abcdef', { name: 'launched', role: 'agent', task_id: 'tsk_01T' });
     const touched: unknown[] = [];
-    t.services.tasks = {
+    t.provide(tasksPort, {
       touch: async (id, opts) => {
         touched.push({ id, ...opts });
       },
@@ -199,9 +203,9 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
       resume: async () => {
         throw new Error('unused');
       },
-    };
+    });
     const gate = new FakeGate(gateDecision('allow'));
-    t.services.gate = gate;
+    t.provide(gatePort, gate);
     const raw = fixture('claude-code', 'PreToolUse');
     await t.app.request('/v1/runtimes/claude-code/hooks', {
       method: 'POST',
@@ -218,7 +222,7 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
 
   it('records an observe-only event and answers neutrally without asking the gate', async () => {
     const gate = new FakeGate(gateDecision('deny'));
-    t.services.gate = gate;
+    t.provide(gatePort, gate);
     const res = await post('claude-code', fixture('claude-code', 'PostToolUse'));
     expect(await res.json()).toEqual({});
     expect(gate.calls).toHaveLength(0);
@@ -283,7 +287,7 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
 
 describe('GET /v1/runtimes', () => {
   it('serves the capability rows to any valid key and refuses anyone else', async () => {
-    const t = await testApp({ modules: [coreModule(() => []), runtimesModule()] });
+    const t = await testApp({ modules: [coreModule(), runtimesModule()] });
     try {
       for (const role of ['agent', 'approver', 'admin'] as const) {
         const res = await t.app.request('/v1/runtimes', { headers: auth(role) });

@@ -2,11 +2,12 @@ import type { Context } from 'hono';
 import type { Envelope, EnvelopeInput } from '../../envelope/index.js';
 import { causedBy } from '../../envelope/index.js';
 import { AppError } from '../../errors/index.js';
-import { BRIDGE_HEADER, DEADLINE_HEADER } from '../../hook/protocol.js';
-import { GATE_UNAVAILABLE, failsClosed, unavailableDecision } from '../../hook/read-only.js';
+import { BRIDGE_HEADER, DEADLINE_HEADER } from './protocol.js';
+import { GATE_UNAVAILABLE, failsClosed, unavailableDecision } from './fail-closed.js';
 import { readBody } from '../../kernel/body.js';
-import type { AppEnv, Principal, Services } from '../../kernel/module.js';
-import type { GateIntent } from '../../server/ports.js';
+import type { AppEnv, Principal } from '../../kernel/module.js';
+import type { RuntimesDeps } from '../module.js';
+import type { GateIntent } from '../../gate/port.js';
 import type { Db } from '../../store/port.js';
 import { RUNTIME_KINDS, runtimeFor } from '../index.js';
 import type { Decision, NativeReply, Normalized, RuntimeAdapter } from '../runtime.js';
@@ -16,7 +17,7 @@ import { afterPhone, afterWait, forAdapter, holdMs, noOpinion } from './decision
 const DAY_MS = 86_400_000;
 
 /** `POST /v1/runtimes/:runtime/hooks`: record, ask the gate when the runtime waits, answer natively. */
-export async function handleHook(c: Context<AppEnv>, s: Services, cfg: () => HooksConfig) {
+export async function handleHook(c: Context<AppEnv>, s: RuntimesDeps, cfg: () => HooksConfig) {
   const name = c.req.param('runtime') ?? '';
   const adapter = runtimeFor(name);
   if (!adapter) {
@@ -60,7 +61,7 @@ export async function handleHook(c: Context<AppEnv>, s: Services, cfg: () => Hoo
  * its own, or the caller's `tx` (the gate's decision transaction).
  */
 async function record(
-  s: Services,
+  s: RuntimesDeps,
   adapter: RuntimeAdapter,
   n: Normalized,
   bytes: Uint8Array,
@@ -97,7 +98,7 @@ async function record(
 }
 
 /** Activity feeds the supervisor's stall detection; a failure here must not fail the agent's hook. */
-async function touch(s: Services, n: Normalized, adapter: RuntimeAdapter, principal: Principal) {
+async function touch(s: RuntimesDeps, n: Normalized, adapter: RuntimeAdapter, principal: Principal) {
   if (!s.tasks || !principal.task_id) return;
   try {
     await s.tasks.touch(principal.task_id, {
@@ -118,7 +119,7 @@ const PERMISSION_EVENT = 'agent.permission.requested';
  * rolled back or never called `inside`.
  */
 function recorder(
-  s: Services,
+  s: RuntimesDeps,
   adapter: RuntimeAdapter,
   n: Normalized,
   bytes: Uint8Array,
@@ -149,7 +150,7 @@ interface DecideOptions {
 }
 
 async function decide(
-  s: Services,
+  s: RuntimesDeps,
   adapter: RuntimeAdapter,
   n: Normalized,
   principal: Principal,
@@ -206,7 +207,7 @@ async function decide(
  * runtime's own dialog appears at the desk as usual.
  */
 async function toPhone(
-  s: Services,
+  s: RuntimesDeps,
   adapter: RuntimeAdapter,
   n: Normalized,
   principal: Principal,
@@ -249,7 +250,7 @@ function rawOf(bytes: Uint8Array): Record<string, unknown> {
  * No decision could be had. Closed for tools not known read-only, open for the rest; either way the
  * outcome is in the log, caused by the request, so an audit shows why the call was refused or let by.
  */
-async function unavailable(s: Services, n: Normalized, cause: Envelope, why: string) {
+async function unavailable(s: RuntimesDeps, n: Normalized, cause: Envelope, why: string) {
   s.logger.warn({ why, tool: n.intent?.tool }, 'hook: the gate is unavailable');
   const closed = failsClosed(n, 'closed');
   await s.emit(

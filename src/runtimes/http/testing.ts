@@ -1,12 +1,5 @@
-import type {
-  ApprovalService,
-  ApprovalState,
-  ApprovalView,
-  GateContext,
-  GateDecision,
-  GateIntent,
-  GateService,
-} from '../../server/ports.js';
+import type { ApprovalService, ApprovalState, ApprovalView } from '../../approvals/port.js';
+import type { GateContext, GateDecision, GateIntent, GateService } from '../../gate/port.js';
 
 /** Stand-ins for the gate and approvals modules, so the route is tested on its own. */
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { evaluate, evaluateWithTrace } from '../gate/evaluate.js';
-import { READ_ONLY_TOOLS } from '../gate/read-only.js';
-import { compileYaml } from '../gate/testing.js';
-import type { Normalized } from '../runtimes/runtime.js';
-import { failsClosed, isReadOnlyTool } from './read-only.js';
+import { evaluate, evaluateWithTrace } from '../../gate/evaluate.js';
+import { READ_ONLY_TOOLS } from '../../gate/read-only.js';
+import { compileYaml } from '../../gate/testing.js';
+import type { Normalized } from '../runtime.js';
+import { failsClosed, isReadOnlyTool } from './fail-closed.js';
 
 /** The default gate options: the built-in read-only list, `fail_open_low` on. */
 const defaults = compileYaml('rules: []\n');

@@ -2,9 +2,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ENV_OVERRIDES } from './env.js';
-import { EXAMPLE_CONFIG } from './example.js';
-import { ConfigError, loadConfig, parseConfig } from './load.js';
+import { ENV_OVERRIDES } from '../config/env.js';
+import { EXAMPLE_CONFIG } from '../config/example.js';
+import { ConfigError } from '../config/load.js';
+import { loadConfig, parseConfig } from './config.js';
 
 const dirs: string[] = [];
 function file(text: string): string {
@@ -118,49 +119,37 @@ describe('config', () => {
 
 describe('module sections', () => {
   it('validates each source with its kind’s schema and names the key path', async () => {
-    const { moduleConfigChecks } = await import('../server/checks.js');
-    const checks = moduleConfigChecks();
     expect(() =>
-      parseConfig({ sources: { github: { type: 'github', secret_env: 'GH_SECRET' } } }, 'test', checks),
+      parseConfig({ sources: { github: { type: 'github', secret_env: 'GH_SECRET' } } }, 'test'),
     ).not.toThrow();
     const found = problems(() =>
-      parseConfig({ sources: { gh: { type: 'github', secret_env: 'GH', colour: 1 } } }, 'test', checks),
+      parseConfig({ sources: { gh: { type: 'github', secret_env: 'GH', colour: 1 } } }, 'test'),
     );
     expect(found.map((p) => p.path)).toContain('sources.gh.colour');
-    const unknownType = problems(() =>
-      parseConfig({ sources: { x: { type: 'carrier-pigeon' } } }, 'test', checks),
-    );
+    const unknownType = problems(() => parseConfig({ sources: { x: { type: 'carrier-pigeon' } } }, 'test'));
     expect(unknownType[0]!.path).toMatch(/^sources\.x/);
   });
 });
 
 describe('channel sections', () => {
   it('validates each channel with its kind’s schema and the egress allow-list', async () => {
-    const { moduleConfigChecks } = await import('../server/checks.js');
-    const checks = moduleConfigChecks();
     expect(() =>
-      parseConfig(
-        { channels: { phone: { type: 'ntfy', url: 'https://ntfy.sh', topic: 'agents' } } },
-        'test',
-        checks,
-      ),
+      parseConfig({ channels: { phone: { type: 'ntfy', url: 'https://ntfy.sh', topic: 'agents' } } }, 'test'),
     ).not.toThrow();
     const found = problems(() =>
-      parseConfig({ channels: { phone: { type: 'ntfy', url: 'https://ntfy.sh' } } }, 'test', checks),
+      parseConfig({ channels: { phone: { type: 'ntfy', url: 'https://ntfy.sh' } } }, 'test'),
     );
     expect(found[0]!.path).toMatch(/^channels\.phone/);
-    const egress = problems(() => parseConfig({ egress: { allow: ['10.0.0.0/33'] } }, 'test', checks));
+    const egress = problems(() => parseConfig({ egress: { allow: ['10.0.0.0/33'] } }, 'test'));
     expect(egress[0]!.path).toBe('egress.allow[0]');
   });
 });
 
 describe('policy sections', () => {
   it('validates rules with the gate’s schema and names the rule', async () => {
-    const { moduleConfigChecks } = await import('../server/checks.js');
-    const checks = moduleConfigChecks();
     const ok = { id: 'no-force-push', when: 'tool == "Bash"', decision: 'deny', reason_code: 'FORCE_PUSH' };
-    expect(() => parseConfig({ rules: [ok] }, 'test', checks)).not.toThrow();
-    const found = problems(() => parseConfig({ rules: [{ ...ok, decision: 'maybe' }] }, 'test', checks));
+    expect(() => parseConfig({ rules: [ok] }, 'test')).not.toThrow();
+    const found = problems(() => parseConfig({ rules: [{ ...ok, decision: 'maybe' }] }, 'test'));
     expect(found[0]!.path).toBe('rules[0].decision');
   });
 });

@@ -1,5 +1,5 @@
-import { READ_ONLY_TOOLS } from '../gate/read-only.js';
-import type { Decision, NativeReply, Normalized, RuntimeAdapter } from '../runtimes/runtime.js';
+import { READ_ONLY_TOOLS } from '../../gate/read-only.js';
+import type { Decision, NativeReply, Normalized, RuntimeAdapter } from '../runtime.js';
 
 /**
  * What to do when the gate cannot answer (the gateway is down, hangs, or runs without a gate): the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planDigest } from './digest.js';
+import { planDigest } from './plan.js';
 
 describe('planDigest', () => {
   it('is sha256 over canonical JSON, blind to key order', () => {

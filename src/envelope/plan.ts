@@ -1,5 +1,12 @@
-import { jsonDigest } from '../envelope/digest.js';
-import type { Plan } from './types.js';
+import { jsonDigest } from './digest.js';
+
+/** The plan a capability binds, an approval freezes and a resource service checks: exactly what will run. */
+export interface Plan {
+  tool: string;
+  action: string | null;
+  resource: string | null;
+  input: Record<string, unknown>;
+}
 
 /**
  * `sha256:` over the canonical JSON (RFC 8785) of tool, action, resource and input: the same plan

@@ -1,0 +1,93 @@
+import type { Envelope } from '../envelope/index.js';
+import { port } from '../kernel/port.js';
+import type { Principal } from '../kernel/module.js';
+import type { Db } from '../store/port.js';
+import type { ApprovalPlan, PlanRecheck } from '../approvals/port.js';
+
+/** The five decisions of seed 001; the set is small and stable on purpose. */
+export const DECISIONS = ['allow', 'deny', 'require_approval', 'defer', 'modify'] as const;
+export type DecisionKind = (typeof DECISIONS)[number];
+
+/** The decision contract of CONTRACT.md, field for field: the one declaration every module reads. */
+export interface GateDecision {
+  decision: DecisionKind;
+  reason_code: string;
+  /** Human text; shown to the agent or the user depending on the runtime. */
+  reason?: string;
+  /** The serving revision (`none` when no policy was ever loaded: the decision was made without one). */
+  policy_revision: string;
+  plan_digest: string;
+  capability?: { id: string; expires_at: string; token: string };
+  constraints: Record<string, unknown>;
+  matched_rules: { id: string; decision: DecisionKind }[];
+  approval_id?: string;
+  /** The whole modified tool input, when `decision` is `modify`. */
+  input?: Record<string, unknown>;
+  /** Set when a low-risk intent was let through because the policy could not be evaluated. */
+  tags?: string[];
+}
+
+/** A tool intent as `POST /v1/gate/evaluate` takes it. */
+export interface GateIntent {
+  tool: string;
+  input: Record<string, unknown>;
+  action?: string;
+  resource?: string;
+  task_id?: string;
+  session_id?: string;
+  runtime?: string;
+  /** The envelope type that carries the intent (`agent.tool.requested`, `agent.permission.requested`). */
+  event_type?: string;
+}
+
+export interface GateContext {
+  principal: Principal;
+  /** The event that carried the intent, already in the log: the decision is caused by it. */
+  cause?: Envelope;
+  /**
+   * Instead of `cause`: appends the event that carries the intent inside the gate's own decision
+   * transaction, so the event, the request and the answer commit together (the hook route: one commit
+   * per tool call). Called once, after the gate's reads; it must use only the port it is given.
+   */
+  record?: (tx: Db) => Promise<Envelope>;
+}
+
+export interface GateService {
+  evaluate(intent: GateIntent, ctx: GateContext): Promise<GateDecision>;
+  /**
+   * The re-check when a person approved `planDigest`: evaluates under the current policy, and where the
+   * policy still says require_approval, that approval satisfies it (allow + capability) as long as the
+   * plan is the one approved. Never creates another approval.
+   */
+  evaluateApproved?(intent: GateIntent, ctx: GateContext, planDigest: string): Promise<GateDecision>;
+}
+
+/** The policy gate (src/gate/module.ts provides it). */
+export const gatePort = port<GateService>('gate');
+
+/** The plan an approval freezes for an intent: what would run, nothing about who or why. */
+export function approvalPlan(intent: GateIntent): ApprovalPlan {
+  return {
+    tool: intent.tool,
+    input: intent.input,
+    ...(intent.action !== undefined ? { action: intent.action } : {}),
+    ...(intent.resource !== undefined ? { resource: intent.resource } : {}),
+  };
+}
+
+/**
+ * The re-check approvals run on an approved plan, backed by a gate: its `evaluateApproved` when it
+ * has one (the plain `evaluate` would answer `require_approval` again for a plan that still needs
+ * approval, which cannot issue a capability), else `evaluate`. The gate module hands this to approvals.
+ */
+export function planRecheckOf(gate: GateService): PlanRecheck {
+  return (plan, asker, frozenDigest) => {
+    const { task_id, session_id, ...rest } = plan;
+    const intent: GateIntent = { ...rest };
+    if (task_id !== undefined) intent.task_id = task_id;
+    if (session_id !== undefined) intent.session_id = session_id;
+    return gate.evaluateApproved
+      ? gate.evaluateApproved(intent, { principal: asker }, frozenDigest)
+      : gate.evaluate(intent, { principal: asker });
+  };
+}

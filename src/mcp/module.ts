@@ -1,0 +1,31 @@
+import { approvalsPort } from '../approvals/port.js';
+import { defineModule } from '../kernel/module.js';
+import { optional } from '../kernel/port.js';
+import { reporterPort } from '../notify/port.js';
+import { mountMcp } from './http.js';
+import type { McpSessions } from './sessions.js';
+
+export interface McpModuleOptions {
+  /** Also serve a bare `echo` tool at /mcp: the bench's baseline on the same server and transport. */
+  echoTool?: boolean;
+}
+
+const requires = { reporter: reporterPort, approvals: optional(approvalsPort) };
+
+/**
+ * MCP over Streamable HTTP at `/mcp`: `report_progress` through notify's reporter, `ask_approval`
+ * through approvals (an MCP client without the approvals module gets a clear tool error).
+ */
+export function mcpModule(opts: McpModuleOptions = {}) {
+  let sessions: McpSessions | undefined;
+  return defineModule({
+    name: 'mcp',
+    requires,
+    routes(app, deps) {
+      sessions = mountMcp(app, deps, { echo: opts.echoTool === true });
+    },
+    async stop() {
+      await sessions?.closeAll();
+    },
+  });
+}

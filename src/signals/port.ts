@@ -1,0 +1,31 @@
+import type { Envelope } from '../envelope/index.js';
+import type { GateIntent } from '../gate/port.js';
+import type { Principal } from '../kernel/module.js';
+import { port } from '../kernel/port.js';
+
+/**
+ * A permission prompt no rule decided (Claude Code / Codex `PermissionRequest`), offered to the phone.
+ * Set by the signals module, which knows whether the owner is away and what context a person needs.
+ */
+export interface PhoneApprovals {
+  /**
+   * When the owner is away (and prompts may go to the phone), creates an approval for the prompt,
+   * which notify announces with approve/deny buttons, and says how long to hold the hook for it (never
+   * more than `maxHoldMs`). Undefined: the prompt stays at the desk, answered with no decision.
+   */
+  escalate(req: PhoneEscalation): Promise<{ approval_id: string; hold_ms: number } | undefined>;
+}
+
+export interface PhoneEscalation {
+  intent: GateIntent;
+  principal: Principal;
+  /** The `agent.permission.requested` envelope: the approval is caused by it. */
+  cause: Envelope;
+  /** The hook's own body (cwd, session, transcript path): context for the person. */
+  raw: Record<string, unknown>;
+  /** What the runtime's timeout and the bridge's deadline leave for holding the hook. */
+  maxHoldMs: number;
+}
+
+/** Permission prompts taken to the phone while away (src/signals/module.ts provides it). */
+export const phonePort = port<PhoneApprovals>('signals.phone');

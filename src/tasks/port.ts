@@ -1,0 +1,64 @@
+import type { Envelope } from '../envelope/index.js';
+import type { Principal } from '../kernel/module.js';
+import { port } from '../kernel/port.js';
+
+/** A2A-aligned task states (docs/ARCHITECTURE.md, task lifecycle). */
+export type TaskState =
+  | 'submitted'
+  | 'working'
+  | 'input-required'
+  | 'completed'
+  | 'failed'
+  | 'canceled'
+  | 'rejected';
+
+export interface TaskView {
+  id: string;
+  state: TaskState;
+  owner: string | null;
+  runtime: string | null;
+  session_id: string | null;
+  correlation_id: string;
+  title: string;
+  created_at: string;
+  updated_at: string;
+  last_activity_at: string;
+  steps: number;
+  /** Loop guard carried by everything the task causes. */
+  lineage: { hop_count: number; depth: number };
+}
+
+/** What admission asks the tasks module to do for an admitted webhook (or a person, or a resume). */
+export interface LaunchRequest {
+  trigger_id: string;
+  action:
+    | {
+        type: 'command';
+        command: string[];
+        cwd?: string;
+        env?: Record<string, string>;
+        max_runtime_seconds?: number;
+        max_steps?: number;
+        runtime?: string;
+      }
+    | { type: 'http'; url: string; headers?: Record<string, string>; body_template?: unknown }
+    | { type: 'notify'; channels?: string[] };
+  /** Trusted fields the action's arguments may be templated from. */
+  trusted: Record<string, string>;
+  /** Untrusted text (the webhook payload): passed to the agent as data (a file or stdin), never as arguments. */
+  untrusted: { ref: string; digest: string; text: string };
+  owner?: string;
+  title: string;
+  cause: Envelope;
+}
+
+export interface TaskService {
+  launch(req: LaunchRequest): Promise<TaskView>;
+  get(id: string): Promise<TaskView | undefined>;
+  /** Records activity from a hook or tool call: updates last activity and the step counter. */
+  touch(taskId: string, opts?: { step?: boolean; session_id?: string; runtime?: string }): Promise<void>;
+  resume(id: string, message: string, by: Principal): Promise<TaskView>;
+}
+
+/** Tasks (src/tasks/module.ts provides it). */
+export const tasksPort = port<TaskService>('tasks');
