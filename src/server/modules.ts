@@ -9,6 +9,7 @@ import { notifyModule } from '../notify/module.js';
 import { repliesModule } from '../replies/module.js';
 import { runtimesModule } from '../runtimes/module.js';
 import { signalsModule } from '../signals/module.js';
+import type { Module } from '../kernel/module.js';
 import type { MigrationFolder } from '../store/migrate.js';
 import { tasksModule } from '../tasks/module.js';
 import { coreModule } from './core-routes.js';
@@ -41,4 +42,15 @@ export function appMigrations(
   modules: readonly { migrations?: MigrationFolder }[] = allModules(),
 ): MigrationFolder[] {
   return [LOG_MIGRATIONS, ...modules.flatMap((m) => (m.migrations ? [m.migrations] : []))];
+}
+
+/**
+ * The app's modules with `modules` in place of (or beside) those of the same name: what a process
+ * running `modules` must know of config keys and tables. A test that runs a few modules still parses
+ * the whole config and has every table; a module added in a test (test/e2e/sample-module.test.ts) is
+ * picked up as if listed above.
+ */
+export function withAppModules(modules: readonly Module[]): Module[] {
+  const names = new Set(modules.map((m) => m.name));
+  return [...allModules().filter((m) => !names.has(m.name)), ...modules];
 }

@@ -4,7 +4,7 @@ import type { CoreConfig } from '../config/schema.js';
 import { Kernel } from '../kernel/kernel.js';
 import type { App, Module, Services } from '../kernel/module.js';
 import { createApp } from './app.js';
-import { allModules, appMigrations } from './modules.js';
+import { allModules, appMigrations, withAppModules } from './modules.js';
 import { type BuildOptions, buildServices } from './services.js';
 
 export interface RunningServer {
@@ -17,9 +17,6 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-const APP_MODULE_NAMES = new Set(allModules().map((m) => m.name));
-const isAppModule = (m: Module) => APP_MODULE_NAMES.has(m.name);
-
 export async function startServer(
   config: CoreConfig,
   opts: BuildOptions & { modules?: readonly Module[] } = {},
@@ -27,7 +24,7 @@ export async function startServer(
   const modules = opts.modules ?? allModules();
   // Every app module's tables exist even when a test runs a few modules, as they always have.
   const services = await buildServices(config, {
-    migrations: appMigrations([...allModules(), ...modules.filter((m) => !isAppModule(m))]),
+    migrations: appMigrations(withAppModules(modules)),
     ...opts,
   });
   const kernel = new Kernel(services, modules);

@@ -8,8 +8,9 @@ import type { Port } from '../kernel/port.js';
 import type { Dialect } from '../store/port.js';
 import { freshStore } from '../store/testing.js';
 import { createApp } from './app.js';
-import { type Config, parseConfig } from './config.js';
-import { allModules } from './modules.js';
+import { type Config, configSpec, parseConfig } from './config.js';
+import { allModules, appMigrations, withAppModules } from './modules.js';
+import { migrate } from '../store/migrate.js';
 import { type RunningServer, startServer } from './serve.js';
 import { buildServices } from './services.js';
 
@@ -47,18 +48,25 @@ export async function testApp(
   } = {},
 ): Promise<TestApp> {
   const store = await freshStore(opts.dialect ?? 'sqlite');
+  const known = withAppModules(opts.modules ?? []);
+  // A module that is not in the app's list (a test's own) brings its tables and config keys too.
+  await migrate(store.db, appMigrations(known));
   const dataDir = mkdtempSync(join(tmpdir(), 'sb-app-'));
-  const config = parseConfig({
-    data_dir: dataDir,
-    auth: {
-      keys: [
-        { name: 'ops', role: 'admin', key: KEYS.admin },
-        { name: 'bot', role: 'agent', key: KEYS.agent },
-        { name: 'me', role: 'approver', key: KEYS.approver },
-      ],
+  const config = parseConfig(
+    {
+      data_dir: dataDir,
+      auth: {
+        keys: [
+          { name: 'ops', role: 'admin', key: KEYS.admin },
+          { name: 'bot', role: 'agent', key: KEYS.agent },
+          { name: 'me', role: 'approver', key: KEYS.approver },
+        ],
+      },
+      ...opts.config,
     },
-    ...opts.config,
-  });
+    'test',
+    configSpec(known),
+  );
   const services = await buildServices(config, {
     db: store.db,
     logger: pino({ level: 'silent' }),
