@@ -1,7 +1,7 @@
 import { type Deps, defineModule, type Module } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
 import { tasksPort } from '../tasks/port.js';
-import { admit } from './admission/admit.js';
+import { type AdmissionDeps, admit } from './admission/admit.js';
 import { createEgress } from '../egress/index.js';
 import { fetchAuthoritative } from './admission/fetch.js';
 import { type LoopConfig, loopSchema } from './admission/config.js';
@@ -53,6 +53,7 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
   let loop: LoopConfig = loopSchema.parse({});
   let launcher: Launcher | undefined;
   let retention: RetentionWorker | undefined;
+  let admitWith: AdmissionDeps | undefined;
 
   const current = (): IngressState => {
     if (!state) throw new Error('the ingress module has not started');
@@ -98,34 +99,38 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
       const run = new Launcher(services, () => triggersById, opts.workers !== false);
       launcher = run;
       retention = new RetentionWorker(services, () => retentionMs(days));
-      services.relay.subscribe({
-        name: 'admission',
-        accepts: (t) => t === 'integration.webhook.accepted',
-        // `admit` keeps its own inbox (ADMISSION_CONSUMER), marked in the transaction of its decisions.
-        ownsInbox: true,
-        handle: async (event) => {
-          const decisions = await admit(
-            {
-              services,
-              triggers: () => triggers,
-              loop: () => loop,
-              sourceType: (n) => sources.get(n)?.type,
-              fetch: (config, payload) => fetchAuthoritative(config, payload, fetchDeps),
-            },
-            event,
-          );
-          if (decisions?.some((d) => d.kind === 'admitted')) run.kick();
-        },
-      });
-      services.relay.subscribe({
-        name: 'ingress.runs',
-        accepts: (t) => TASK_TERMINAL_TYPES.has(t),
-        handle: (event) => run.taskEnded(event),
-      });
+      admitWith = {
+        services,
+        triggers: () => triggers,
+        loop: () => loop,
+        sourceType: (n) => sources.get(n)?.type,
+        fetch: (config, payload) => fetchAuthoritative(config, payload, fetchDeps),
+      };
       if (opts.workers !== false) {
         run.start();
         retention.start();
       }
+    },
+    subscribers() {
+      const run = launcher!;
+      const deps = admitWith!;
+      return [
+        {
+          name: 'admission',
+          accepts: (t) => t === 'integration.webhook.accepted',
+          // `admit` keeps its own inbox (ADMISSION_CONSUMER), marked in the transaction of its decisions.
+          ownsInbox: true,
+          handle: async (event) => {
+            const decisions = await admit(deps, event);
+            if (decisions?.some((d) => d.kind === 'admitted')) run.kick();
+          },
+        },
+        {
+          name: 'ingress.runs',
+          accepts: (t) => TASK_TERMINAL_TYPES.has(t),
+          handle: (event) => run.taskEnded(event),
+        },
+      ];
     },
     async stop() {
       await retention?.stop();

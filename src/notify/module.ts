@@ -104,33 +104,40 @@ export function notifyModule(): NotifyModule {
       );
       const n = notifier;
       services.provide(reporterPort, { report: (input, ctx) => n.report(input, ctx) });
-      const locale = cfg.locale;
-      services.relay.subscribe({
-        name: APPROVAL_SUBSCRIBER,
-        ownsInbox: true,
-        accepts: (t) => t === 'agent.approval.requested',
-        handle: (event) => announceApproval(services, n, event, locale),
-      });
-      services.relay.subscribe({
-        name: STALLED_SUBSCRIBER,
-        ownsInbox: true,
-        accepts: (t) => t === 'agent.task.stalled',
-        handle: (event) => announceStalled(services, n, event, locale),
-      });
-      services.relay.subscribe({
-        name: FALLBACK_SUBSCRIBER,
-        accepts: (t) =>
-          t === 'integration.delivery.failed' ||
-          t === 'integration.delivery.dead' ||
-          t === 'integration.delivery.blocked',
-        handle: (event) => n.onDeliveryFailure(event),
-      });
-      services.relay.subscribe({
-        name: RESUMED_SUBSCRIBER,
-        accepts: (t) => t === 'agent.task.resumed',
-        handle: (event) => n.onResumed(event),
-      });
       svc = services;
+    },
+
+    subscribers(deps) {
+      const services = deps as NotifyDeps;
+      const n = running();
+      const locale = cfg!.locale;
+      return [
+        {
+          name: APPROVAL_SUBSCRIBER,
+          ownsInbox: true,
+          accepts: (t) => t === 'agent.approval.requested',
+          handle: (event) => announceApproval(services, n, event, locale),
+        },
+        {
+          name: STALLED_SUBSCRIBER,
+          ownsInbox: true,
+          accepts: (t) => t === 'agent.task.stalled',
+          handle: (event) => announceStalled(services, n, event, locale),
+        },
+        {
+          name: FALLBACK_SUBSCRIBER,
+          accepts: (t) =>
+            t === 'integration.delivery.failed' ||
+            t === 'integration.delivery.dead' ||
+            t === 'integration.delivery.blocked',
+          handle: (event) => n.onDeliveryFailure(event),
+        },
+        {
+          name: RESUMED_SUBSCRIBER,
+          accepts: (t) => t === 'agent.task.resumed',
+          handle: (event) => n.onResumed(event),
+        },
+      ];
     },
 
     // One pass at a time each: a slow store must not stack passes that race for the same claims.

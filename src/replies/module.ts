@@ -43,15 +43,19 @@ export function repliesModule() {
     },
     start(services) {
       svc = services;
+      services.provide(repliesPort, ensure(services));
+    },
+    subscribers(services) {
       const r = ensure(services);
-      services.provide(repliesPort, r);
-      services.relay.subscribe({
-        name: TARGET_SUBSCRIBER,
-        accepts: (t) => t === 'integration.delivery.succeeded',
-        // Every successful delivery passes here; the target insert is idempotent (ON CONFLICT DO NOTHING).
-        ownsInbox: true,
-        handle: (event) => r.onDelivered(event, REPLY_CHANNEL_TYPES),
-      });
+      return [
+        {
+          name: TARGET_SUBSCRIBER,
+          accepts: (t) => t === 'integration.delivery.succeeded',
+          // Every successful delivery passes here; the target insert is idempotent (ON CONFLICT DO NOTHING).
+          ownsInbox: true,
+          handle: (event) => r.onDelivered(event, REPLY_CHANNEL_TYPES),
+        },
+      ];
     },
     workers(services) {
       const r = ensure(services);

@@ -83,15 +83,6 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
       if (recovered > 0)
         s.logger.warn({ recovered }, 'failed tasks left running by an earlier gateway process');
       s.provide(tasksPort, runner);
-      const tasks = runner;
-      s.relay.subscribe({
-        name: 'tasks.approvals',
-        accepts: (type) => APPROVAL_EVENTS.has(type),
-        ownsInbox: true,
-        handle: async (event) => {
-          await once(s.db, 'tasks.approvals', event.event_id, (tx) => tasks.onApproval(event, tx), s.now());
-        },
-      });
       supervisor = new Supervisor({
         db: s.db,
         emit: (input, db) => s.emit(input, db),
@@ -102,6 +93,19 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
         ...(opts.leader ? { leader: opts.leader } : {}),
       });
       if (opts.runSupervisor !== false) supervisor.start();
+    },
+    subscribers(s) {
+      const tasks = runner!;
+      return [
+        {
+          name: 'tasks.approvals',
+          accepts: (type) => APPROVAL_EVENTS.has(type),
+          ownsInbox: true,
+          handle: async (event) => {
+            await once(s.db, 'tasks.approvals', event.event_id, (tx) => tasks.onApproval(event, tx), s.now());
+          },
+        },
+      ];
     },
     async stop() {
       await supervisor?.stop();

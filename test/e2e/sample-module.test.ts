@@ -71,7 +71,9 @@ describe('a module added as one folder', () => {
       await new Promise((r) => setTimeout(r, 60));
       expect(sample.state.ticks).toBe(after);
       expect(t.kernel.workers()).toEqual([]);
-      const rows = await services.db.query<{ n: number }>({ text: 'SELECT COUNT(*) AS n FROM sample_greetings' });
+      const rows = await services.db.query<{ n: number }>({
+        text: 'SELECT COUNT(*) AS n FROM sample_greetings',
+      });
       expect(Number(rows[0]!.n)).toBe(after);
     });
   });
