@@ -3,29 +3,7 @@ import type { Sql } from '../store/port.js';
 
 /** Every SQL statement of the approvals module, as pure functions over the one-method DB port. */
 
-export interface ApprovalRow {
-  id: string;
-  state: ApprovalState;
-  action: string;
-  reason: string;
-  plan: string;
-  plan_digest: string;
-  task_id: string | null;
-  session_id: string | null;
-  requested_by: string;
-  approvers: string | null;
-  correlation_id: string;
-  request_event_id: string;
-  created_at: number;
-  expires_at: number;
-  decided_at: number | null;
-  decided_by: string | null;
-  comment: string | null;
-  capability: string | null;
-  recheck: string | null;
-  version: number;
-}
-
+/** What a new approval is written with. */
 export interface NewApprovalRow {
   id: string;
   action: string;
@@ -40,6 +18,17 @@ export interface NewApprovalRow {
   request_event_id: string;
   created_at: number;
   expires_at: number;
+}
+
+/** A stored approval: what it was written with, and its decision. */
+export interface ApprovalRow extends NewApprovalRow {
+  state: ApprovalState;
+  decided_at: number | null;
+  decided_by: string | null;
+  comment: string | null;
+  capability: string | null;
+  recheck: string | null;
+  version: number;
 }
 
 export function insertApproval(r: NewApprovalRow): Sql {

@@ -140,3 +140,22 @@ export async function sendHttp<C>(
 }
 
 export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const;
+
+/**
+ * The robots that answer HTTP 200 with `{ errcode, errmsg }` (DingTalk, WeCom): only `errcode == 0` is
+ * delivery; the codes in `retryable` pass with time, any other code needs the config fixed.
+ */
+export function errcodeResult(
+  res: HttpResponse,
+  provider: { name: string; tag: string; retryable: ReadonlySet<number> },
+): SendResult {
+  const status = classifyStatus(res);
+  if (status) return status;
+  const body = parseJson(res.body);
+  const code = isRecord(body) ? body['errcode'] : undefined;
+  if (code === 0) return { kind: 'ok' };
+  if (typeof code !== 'number')
+    return { kind: 'dead', reason: `not a ${provider.name} answer: ${providerText(res.body)}` };
+  const text = `${provider.tag} errcode ${code}: ${isRecord(body) ? providerText(String(body['errmsg'] ?? '')) : ''}`;
+  return provider.retryable.has(code) ? { kind: 'retry', error: text } : { kind: 'dead', reason: text };
+}

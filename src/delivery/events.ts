@@ -1,4 +1,5 @@
 import type { EventType } from '../envelope/catalogue.js';
+import type { EnvelopeInput } from '../envelope/index.js';
 import type { SendResult } from '../egress/index.js';
 import type { Outcome } from './retry.js';
 
@@ -75,4 +76,20 @@ export function attemptRecord(result: SendResult, outcome: Outcome, attempt: num
       }
       return { type: 'integration.delivery.dead', summary: `dead: ${outcome.reason}`, data };
   }
+}
+
+/** A fact about one delivery row: caused by the event it delivers, in that event's correlation. */
+export function deliveryEvent(
+  type: EventType,
+  r: { id: string; event_id: string; correlation_id: string; destination: string },
+  channel: string,
+  summary: Record<string, unknown>,
+): EnvelopeInput {
+  return {
+    type,
+    causation_id: r.event_id,
+    correlation_id: r.correlation_id,
+    subject: { resource_ref: r.id },
+    redacted_summary: { delivery_id: r.id, destination: r.destination, channel, ...summary },
+  };
 }

@@ -72,14 +72,7 @@ export class EventLog {
         await tx.query(
           q.insertEvent({
             seq,
-            eventId: env.event_id,
-            type: env.type,
-            occurredAt: env.occurred_at,
-            tenantId: env.tenant_id,
-            correlationId: env.correlation_id,
-            causationId: env.causation_id,
-            taskId: env.execution.task_id,
-            sessionId: env.execution.session_id,
+            ...eventColumns(env),
             body,
             prevHash: prev,
             hash,
@@ -105,14 +98,7 @@ export class EventLog {
     const one = async (port: Db, env: Envelope) => {
       const rows = await port.query(
         q.appendPg({
-          eventId: env.event_id,
-          type: env.type,
-          occurredAt: env.occurred_at,
-          tenantId: env.tenant_id,
-          correlationId: env.correlation_id,
-          causationId: env.causation_id,
-          taskId: env.execution.task_id,
-          sessionId: env.execution.session_id,
+          ...eventColumns(env),
           body: canonicalJson(env),
           recordedAt: now,
           topic: BUS_TOPIC,
@@ -171,4 +157,18 @@ export class EventLog {
     );
     return new Map(rows.map((r) => [r.event_id, Number(r.attempts)]));
   }
+}
+
+/** The envelope fields the `events` row repeats as columns (for indexes and filters). */
+export function eventColumns(env: Envelope): q.EventColumns {
+  return {
+    eventId: env.event_id,
+    type: env.type,
+    occurredAt: env.occurred_at,
+    tenantId: env.tenant_id,
+    correlationId: env.correlation_id,
+    causationId: env.causation_id,
+    taskId: env.execution.task_id,
+    sessionId: env.execution.session_id,
+  };
 }

@@ -12,8 +12,8 @@ export function lockHead(dialect: Dialect): Sql {
   };
 }
 
-export function insertEvent(row: {
-  seq: number;
+/** The columns of an `events` row that queries filter on, each a copy of a field of the hashed body. */
+export interface EventColumns {
   eventId: string;
   type: string;
   occurredAt: string;
@@ -22,11 +22,11 @@ export function insertEvent(row: {
   causationId: string | null;
   taskId: string | null;
   sessionId: string | null;
-  body: string;
-  prevHash: string;
-  hash: string;
-  recordedAt: number;
-}): Sql {
+}
+
+export function insertEvent(
+  row: EventColumns & { seq: number; body: string; prevHash: string; hash: string; recordedAt: number },
+): Sql {
   return {
     text: `INSERT INTO events (seq, event_id, type, occurred_at, tenant_id, correlation_id, causation_id, task_id, session_id, body, prev_hash, hash, recorded_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
@@ -53,19 +53,7 @@ export function insertEvent(row: {
  * as one statement, so an append outside a caller's transaction costs one round trip. The hash is
  * computed by the server with the same formula as `linkHash`: sha256(prev_hash || '\n' || body).
  */
-export function appendPg(row: {
-  eventId: string;
-  type: string;
-  occurredAt: string;
-  tenantId: string;
-  correlationId: string;
-  causationId: string | null;
-  taskId: string | null;
-  sessionId: string | null;
-  body: string;
-  recordedAt: number;
-  topic: string;
-}): Sql {
+export function appendPg(row: EventColumns & { body: string; recordedAt: number; topic: string }): Sql {
   return {
     text: `WITH h AS (SELECT seq, hash FROM log_head WHERE id = 1 FOR UPDATE),
       n AS (SELECT h.seq + 1 AS seq, h.hash AS prev,

@@ -1,6 +1,6 @@
 import type { HttpResponse, SendResult } from '../channel.js';
 import { defineHttpChannel } from '../define.js';
-import { classifyStatus, isRecord, parseJson, providerText } from '../http.js';
+import { errcodeResult } from '../http.js';
 import {
   DINGTALK_TEXT_MAX_CHARS,
   type DingtalkConfig,
@@ -15,15 +15,7 @@ const RETRYABLE_CODES = new Set([130101, -1]);
 
 /** DingTalk answers 200 with `{errcode, errmsg}`; only `errcode == 0` is delivery. */
 export function parseDingtalkResult(res: HttpResponse): SendResult {
-  const status = classifyStatus(res);
-  if (status) return status;
-  const body = parseJson(res.body);
-  const code = isRecord(body) ? body['errcode'] : undefined;
-  if (code === 0) return { kind: 'ok' };
-  if (typeof code !== 'number')
-    return { kind: 'dead', reason: `not a DingTalk answer: ${providerText(res.body)}` };
-  const text = `dingtalk errcode ${code}: ${isRecord(body) ? String(body['errmsg'] ?? '') : ''}`;
-  return RETRYABLE_CODES.has(code) ? { kind: 'retry', error: text } : { kind: 'dead', reason: text };
+  return errcodeResult(res, { name: 'DingTalk', tag: 'dingtalk', retryable: RETRYABLE_CODES });
 }
 
 export const dingtalk = defineHttpChannel<DingtalkConfig>({

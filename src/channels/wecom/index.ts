@@ -1,6 +1,6 @@
 import type { HttpResponse, SendResult } from '../channel.js';
 import { defineHttpChannel } from '../define.js';
-import { classifyStatus, isRecord, parseJson, providerText } from '../http.js';
+import { errcodeResult } from '../http.js';
 import { formatWecom, WECOM_MARKDOWN_MAX_BYTES, type WecomConfig, wecomConfig } from './format.js';
 
 // 45009: API frequency limit (20 a minute per robot); -1: system busy. Both pass with time.
@@ -8,15 +8,7 @@ const RETRYABLE_CODES = new Set([45009, -1]);
 
 /** WeCom answers 200 with `{errcode, errmsg}`; only `errcode == 0` is delivery (93000: bad key, 40058: bad field). */
 export function parseWecomResult(res: HttpResponse): SendResult {
-  const status = classifyStatus(res);
-  if (status) return status;
-  const body = parseJson(res.body);
-  const code = isRecord(body) ? body['errcode'] : undefined;
-  if (code === 0) return { kind: 'ok' };
-  if (typeof code !== 'number')
-    return { kind: 'dead', reason: `not a WeCom answer: ${providerText(res.body)}` };
-  const text = `wecom errcode ${code}: ${isRecord(body) ? providerText(String(body['errmsg'] ?? '')) : ''}`;
-  return RETRYABLE_CODES.has(code) ? { kind: 'retry', error: text } : { kind: 'dead', reason: text };
+  return errcodeResult(res, { name: 'WeCom', tag: 'wecom', retryable: RETRYABLE_CODES });
 }
 
 export const wecom = defineHttpChannel<WecomConfig>({

@@ -7,7 +7,7 @@ import { startWorker, type Worker, type WorkerSpec } from '../../kernel/worker.j
 import type { EventLog } from '../../log/log.js';
 import type { Db } from '../../store/port.js';
 import type { DeliveryPolicies } from '../config.js';
-import { BODY_EXCERPT_CHARS } from '../events.js';
+import { BODY_EXCERPT_CHARS, deliveryEvent } from '../events.js';
 import { attemptDelivery } from './attempt.js';
 import {
   DEDUP_CHANNEL_TYPES,
@@ -160,21 +160,14 @@ export class DeliveryEngine {
         >
       >(q.expireLeases(tx.dialect, now, DEDUP_CHANNEL_TYPES));
       if (rows.length === 0) return;
-      const inputs: EnvelopeInput[] = rows.map((r) => ({
-        type: 'integration.delivery.unknown',
-        causation_id: r.event_id,
-        correlation_id: r.correlation_id,
-        subject: { resource_ref: r.id },
-        redacted_summary: {
-          delivery_id: r.id,
-          destination: r.destination,
-          channel: r.channel_type,
+      const inputs: EnvelopeInput[] = rows.map((r) =>
+        deliveryEvent('integration.delivery.unknown', r, r.channel_type, {
           summary: 'lease expired: the worker stopped mid-attempt',
           outcome: 'unknown',
           attempt: Number(r.attempts),
           reconcile: r.status === 'reconcile',
-        },
-      }));
+        }),
+      );
       await this.o.log.appendMany(inputs, tx);
       for (const i of inputs) types.push(i.type);
       for (const r of rows)

@@ -7,6 +7,7 @@ import type { Db } from '../../store/port.js';
 import type { ChannelEntry } from './engine.js';
 import { firstAttemptAt, type RetryPolicy } from '../retry.js';
 import { type EndpointPolicy, initialEndpoint } from './endpoint.js';
+import { deliveryEvent } from '../events.js';
 import * as q from './sql.js';
 
 /**
@@ -199,19 +200,12 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
           const done = await tx.query(q.replayDelivery(r.id, entry.type, now));
           if (done.length === 0) continue;
           out.replayed.push(r.id);
-          inputs.push({
-            type: 'integration.delivery.replayed',
-            causation_id: r.event_id,
-            correlation_id: r.correlation_id,
-            subject: { resource_ref: r.id },
-            redacted_summary: {
-              delivery_id: r.id,
-              destination: r.destination,
-              channel: entry.type,
+          inputs.push(
+            deliveryEvent('integration.delivery.replayed', r, entry.type, {
               previous_status: r.status,
               previous_attempts: Number(r.attempts),
-            },
-          });
+            }),
+          );
         }
         // A replay is a person saying the endpoint is worth another try: a disabled one starts clean.
         for (const dest of new Set(

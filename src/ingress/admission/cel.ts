@@ -37,35 +37,35 @@ function evaluate(program: Program, ctx: TriggerContext): Outcome<unknown> {
   }
 }
 
-/** A `when` filter: compiled once at start-up; a non-bool at run time is an error, never a silent false. */
-export function compileFilter(expression: string): Compiled<boolean> {
-  const c = environment.compile<Program>(expression, 'bool');
+/** Compiles once at start-up; at run time `convert` turns the value into `T` or says why it cannot. */
+function compileAs<T>(
+  expression: string,
+  type: 'bool' | 'string',
+  convert: (v: unknown) => { ok: true; value: T } | { ok: false; message: string },
+): Compiled<T> {
+  const c = environment.compile<Program>(expression, type);
   if (!c.ok) return c;
   return {
     ok: true,
     run(ctx) {
       const r = evaluate(c.program, ctx);
-      if (!r.ok) return r;
-      return typeof r.value === 'boolean'
-        ? { ok: true, value: r.value }
-        : { ok: false, message: 'when did not give a bool' };
+      return r.ok ? convert(r.value) : r;
     },
   };
 }
 
+/** A `when` filter: a non-bool at run time is an error, never a silent false. */
+export function compileFilter(expression: string): Compiled<boolean> {
+  return compileAs(expression, 'bool', (v) =>
+    typeof v === 'boolean' ? { ok: true, value: v } : { ok: false, message: 'when did not give a bool' },
+  );
+}
+
 /** A coalescing key: any scalar result becomes its string form; a map or list is an error. */
 export function compileKey(expression: string): Compiled<string> {
-  const c = environment.compile<Program>(expression, 'string');
-  if (!c.ok) return c;
-  return {
-    ok: true,
-    run(ctx) {
-      const r = evaluate(c.program, ctx);
-      if (!r.ok) return r;
-      const v = r.value;
-      if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')
-        return { ok: true, value: String(v) };
-      return { ok: false, message: 'the coalesce key did not give a string' };
-    },
-  };
+  return compileAs(expression, 'string', (v) =>
+    typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean'
+      ? { ok: true, value: String(v) }
+      : { ok: false, message: 'the coalesce key did not give a string' },
+  );
 }

@@ -36,16 +36,7 @@ export async function hasActive(db: Db, triggerId: string, key: string): Promise
 
 export async function insertRun(
   db: Db,
-  r: {
-    id: string;
-    triggerId: string;
-    key: string;
-    tenantId: string;
-    eventId: string;
-    dueAt: number;
-    now: number;
-    fetched?: Record<string, string> | undefined;
-  },
+  r: Omit<Parameters<typeof q.insertRun>[0], 'fetched'> & { fetched?: Record<string, string> | undefined },
 ): Promise<void> {
   await db.query(q.insertRun({ ...r, fetched: r.fetched ? JSON.stringify(r.fetched) : null }));
 }

@@ -23,18 +23,7 @@ export interface DeliveryRow {
  * a delivery that is pending or processed stays as it is. One statement, so two replicas racing on the
  * same id cannot both win. Returns false for a duplicate.
  */
-export async function claimDelivery(
-  db: Db,
-  d: {
-    source: string;
-    deliveryId: string;
-    eventId: string;
-    tenantId: string;
-    eventName: string | null;
-    payloadRef: string;
-    now: number;
-  },
-): Promise<boolean> {
+export async function claimDelivery(db: Db, d: Parameters<typeof q.claimDelivery>[0]): Promise<boolean> {
   const rows = await db.query(q.claimDelivery(d));
   return rows.length > 0;
 }
