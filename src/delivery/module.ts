@@ -41,9 +41,11 @@ export interface DeliveryModule extends Module<Record<never, never>, typeof sect
   engine(): DeliveryEngine | undefined;
 }
 
-function readConfig(deps: DeliveryDeps, overrides: Partial<DeliveryConfig> = {}): DeliveryConfig {
-  // Overrides may carry partial nested sections (`breaker: { min_attempts }`): parse the merge.
-  return deliveryConfigSchema.parse({ ...deps.config.delivery, ...overrides });
+function readConfig(deps: DeliveryDeps, overrides?: Partial<DeliveryConfig>): DeliveryConfig {
+  // A test's overrides may carry partial nested sections (`breaker: { min_attempts }`): parse that merge.
+  return overrides
+    ? deliveryConfigSchema.parse({ ...deps.config.delivery, ...overrides })
+    : deps.config.delivery;
 }
 
 /**

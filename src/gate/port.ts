@@ -8,6 +8,18 @@ import type { ApprovalPlan, PlanRecheck } from '../approvals/port.js';
 export const DECISIONS = ['allow', 'deny', 'require_approval', 'defer', 'modify'] as const;
 export type DecisionKind = (typeof DECISIONS)[number];
 
+export interface MatchedRule {
+  id: string;
+  decision: DecisionKind;
+}
+
+/** A short-lived capability bound to exactly the plan decided (docs/policy.md, capabilities). */
+export interface CapabilityGrant {
+  id: string;
+  expires_at: string;
+  token: string;
+}
+
 /** The decision contract of CONTRACT.md, field for field: the one declaration every module reads. */
 export interface GateDecision {
   decision: DecisionKind;
@@ -17,9 +29,9 @@ export interface GateDecision {
   /** The serving revision (`none` when no policy was ever loaded: the decision was made without one). */
   policy_revision: string;
   plan_digest: string;
-  capability?: { id: string; expires_at: string; token: string };
+  capability?: CapabilityGrant;
   constraints: Record<string, unknown>;
-  matched_rules: { id: string; decision: DecisionKind }[];
+  matched_rules: MatchedRule[];
   approval_id?: string;
   /** The whole modified tool input, when `decision` is `modify`. */
   input?: Record<string, unknown>;

@@ -1,11 +1,12 @@
 import type { Envelope, Risk } from '../envelope/envelope.js';
 import type { Plan } from '../envelope/plan.js';
+import type { CapabilityGrant, DecisionKind, GateDecision, MatchedRule } from './port.js';
 
-export type { Plan, Risk };
+export type { CapabilityGrant, DecisionKind, MatchedRule, Plan, Risk };
+export { DECISIONS } from './port.js';
 
-/** The five decisions of seed 001; the set is small and stable on purpose. */
-export const DECISIONS = ['allow', 'deny', 'require_approval', 'defer', 'modify'] as const;
-export type DecisionKind = (typeof DECISIONS)[number];
+/** The decision contract, declared once in the gate's port (`GateDecision`); the engine's name for it. */
+export type Decision = GateDecision;
 
 /**
  * What the gate is asked about: one tool intent. `event_type` is the envelope type the intent travels
@@ -27,30 +28,6 @@ export interface TaskFacts {
   /** Tool calls so far in this task, this one included (the hook route counts a step before it asks). */
   steps: number;
   wall_time_seconds: number;
-}
-
-export interface MatchedRule {
-  id: string;
-  decision: DecisionKind;
-}
-
-export interface CapabilityGrant {
-  id: string;
-  expires_at: string;
-  token: string;
-}
-
-/** The decision contract of CONTRACT.md, field for field. */
-export interface Decision {
-  decision: DecisionKind;
-  reason_code: string;
-  policy_revision: string;
-  plan_digest: string;
-  capability?: CapabilityGrant;
-  constraints: Record<string, unknown>;
-  matched_rules: MatchedRule[];
-  approval_id?: string;
-  input?: Record<string, unknown>;
 }
 
 /** Facts the caller knows about the asking task; everything is optional so a bare intent still works. */

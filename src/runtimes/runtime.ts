@@ -1,20 +1,12 @@
+import type { GateDecision } from '../gate/port.js';
 import type { EnvelopeInput, EventType } from '../envelope/index.js';
 
-/** The gate's answer, as CONTRACT.md's decision contract names it. Only the fields adapters read are required. */
-export interface Decision {
-  decision: 'allow' | 'deny' | 'require_approval' | 'defer' | 'modify';
-  reason_code: string;
-  /** Human text; shown to the agent or the user depending on the runtime. */
-  reason?: string;
-  /** The whole modified tool input, when `decision` is `modify`. */
-  input?: Record<string, unknown>;
-  approval_id?: string;
-  policy_revision?: string;
-  plan_digest?: string;
-  capability?: { id: string; expires_at: string; token: string };
-  constraints?: Record<string, unknown>;
-  matched_rules?: Array<{ id: string; decision: string }>;
-}
+/**
+ * The gate's answer as the adapters read it: the decision contract (`GateDecision`, declared once in
+ * the gate's port) with only the fields every reply needs required.
+ */
+export type Decision = Pick<GateDecision, 'decision' | 'reason_code'> &
+  Partial<Omit<GateDecision, 'decision' | 'reason_code'>>;
 
 export type RuntimeKind = 'claude-code' | 'codex' | 'hermes' | 'openclaw' | 'gemini-cli' | 'cursor';
 
