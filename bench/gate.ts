@@ -34,6 +34,10 @@ export async function benchGate(): Promise<string[]> {
     (intent): CelContext => ({
       tool: intent.tool,
       input: toCel(intent.input),
+      kind: intent.kind ?? 'other',
+      args: toCel(intent.args ?? {}),
+      history: [],
+      session: { untrusted: false },
       action: intent.action ?? null,
       resource: intent.resource ?? null,
       runtime: intent.runtime ?? null,

@@ -32,7 +32,8 @@ export interface Envelope {
   /** Loop guard: how many automated hops led here, and how deep the automation chain is. */
   lineage: { hop_count: number; depth: number };
   policy: { revision: string | null; risk: Risk | null };
-  subject: { tool: string | null; action: string | null; resource_ref: string | null };
+  /** `kind`: the tool's canonical kind (`shell`, `file.read`, …), on tool events where it is known. */
+  subject: { tool: string | null; action: string | null; resource_ref: string | null; kind?: string };
   payload_ref: string | null;
   payload_digest: string | null;
   redacted_summary: Record<string, unknown>;

@@ -79,7 +79,12 @@ export const ENVELOPE_JSON_SCHEMA = {
       type: 'object',
       additionalProperties: false,
       required: ['tool', 'action', 'resource_ref'],
-      properties: { tool: nullableString, action: nullableString, resource_ref: nullableString },
+      properties: {
+        tool: nullableString,
+        action: nullableString,
+        resource_ref: nullableString,
+        kind: { type: 'string', minLength: 1, maxLength: 40 },
+      },
     },
     payload_ref: nullableString,
     payload_digest: { type: ['string', 'null'], pattern: '^sha256:[0-9a-f]{64}$' },

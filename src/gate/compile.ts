@@ -13,14 +13,15 @@ export interface CompiledRule {
   input_expr: CelProgram | undefined;
   types: ReadonlySet<string> | undefined;
   runtimes: ReadonlySet<string> | undefined;
+  kinds: ReadonlySet<string> | undefined;
 }
 
 export interface CompiledPolicy {
   revision: string;
   options: GateOptions;
   rules: readonly CompiledRule[];
-  /** The rules that can match this (type, runtime, tool), highest priority first, then policy order. */
-  candidates(type: string, runtime: string | null, tool: string): readonly CompiledRule[];
+  /** The rules that can match this (type, runtime, tool, kind), highest priority first, then policy order. */
+  candidates(type: string, runtime: string | null, tool: string, kind?: string): readonly CompiledRule[];
   isReadOnly(tool: string): boolean;
   toolSchemas: ToolSchemaRegistry;
 }
@@ -71,6 +72,7 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
       input_expr: inputExpr,
       types: rule.match?.types ? new Set(rule.match.types) : undefined,
       runtimes: rule.match?.runtimes ? new Set(rule.match.runtimes) : undefined,
+      kinds: rule.match?.kinds ? new Set(rule.match.kinds) : undefined,
     });
   });
 
@@ -93,11 +95,11 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
       rules,
       toolSchemas: schemas.check,
       isReadOnly: readOnly,
-      candidates(type, runtime, tool) {
-        const key = `${type}\u0000${runtime ?? ''}\u0000${tool}`;
+      candidates(type, runtime, tool, kind = 'other') {
+        const key = `${type}\u0000${runtime ?? ''}\u0000${tool}\u0000${kind}`;
         const hit = cache.get(key);
         if (hit) return hit;
-        const found = index(tool).filter(
+        const found = index(tool, kind).filter(
           (r) =>
             (!r.types || r.types.has(type)) && (!r.runtimes || (runtime !== null && r.runtimes.has(runtime))),
         );
@@ -111,17 +113,20 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
 }
 
 /**
- * Exact tool names go into a map, globs into a short list, rules without a tool match into a third:
- * a decision for tool Y never looks at a rule written for tool X.
+ * Exact tool names go into a map, globs into a short list, rules matched by kind into a map of their
+ * own, rules with neither into a fourth: a decision for tool Y never looks at a rule written for tool X,
+ * nor one for `shell` at a rule for `file.read`. A rule with both `tools` and `kinds` needs both.
  */
-function indexByTool(rules: readonly CompiledRule[]): (tool: string) => CompiledRule[] {
+function indexByTool(rules: readonly CompiledRule[]): (tool: string, kind: string) => CompiledRule[] {
   const exact = new Map<string, CompiledRule[]>();
   const globs: { re: RegExp; rule: CompiledRule }[] = [];
+  const byKind = new Map<string, CompiledRule[]>();
   const any: CompiledRule[] = [];
   for (const r of rules) {
     const tools = r.rule.match?.tools;
     if (!tools) {
-      any.push(r);
+      if (r.kinds) for (const k of r.kinds) byKind.set(k, [...(byKind.get(k) ?? []), r]);
+      else any.push(r);
       continue;
     }
     for (const pattern of new Set(tools)) {
@@ -129,9 +134,11 @@ function indexByTool(rules: readonly CompiledRule[]): (tool: string) => Compiled
       else exact.set(pattern, [...(exact.get(pattern) ?? []), r]);
     }
   }
-  return (tool) => {
-    const out = new Set<CompiledRule>(exact.get(tool));
-    for (const g of globs) if (g.re.test(tool)) out.add(g.rule);
+  return (tool, kind) => {
+    const out = new Set<CompiledRule>();
+    for (const r of exact.get(tool) ?? []) if (!r.kinds || r.kinds.has(kind)) out.add(r);
+    for (const g of globs) if (g.re.test(tool) && (!g.rule.kinds || g.rule.kinds.has(kind))) out.add(g.rule);
+    for (const r of byKind.get(kind) ?? []) out.add(r);
     for (const r of any) out.add(r);
     return [...out];
   };

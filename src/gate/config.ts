@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EVENT_TYPES } from '../envelope/catalogue.js';
+import { TOOL_KINDS } from './kinds.js';
 import { READ_ONLY_TOOLS } from './read-only.js';
 
 /** The runtimes CONTRACT.md names; a rule that names another one is a typo, not a future runtime. */
@@ -27,6 +28,10 @@ export const ruleMatchSchema = z.strictObject({
   types: z.array(eventType).min(1).optional(),
   runtimes: z.array(runtime).min(1).optional(),
   tools: z.array(toolPattern).min(1).optional(),
+  kinds: z
+    .array(z.enum(TOOL_KINDS, { error: (i) => `unknown kind ${JSON.stringify(i.input)}; one of ${TOOL_KINDS.join(', ')}` }))
+    .min(1)
+    .optional(),
 });
 
 export const ruleSchema = z

@@ -6,6 +6,7 @@ import type { CompiledPolicy, CompiledRule } from './compile.js';
 import { toolMatcher } from './compile.js';
 import { defaultGateOptions, type GateOptions } from './config.js';
 import { planDigest } from '../envelope/plan.js';
+import { canonicalArgs } from './args.js';
 import type { Decision, DecisionKind, GateContext, Intent, MatchedRule, Plan, Risk } from './types.js';
 
 /** deny > defer > require_approval > modify > allow (seed 001); modify is an allow with changed input. */
@@ -84,7 +85,7 @@ export function evaluateWithTrace(
   if (!isEventType(type)) return finish(decided('deny', 'UNKNOWN_EVENT_TYPE', base), trace);
   if (size > options.max_input_bytes) return finish(decided('deny', 'INPUT_TOO_LARGE', base), trace);
 
-  const candidates = compiled.candidates(type, intent.runtime ?? null, intent.tool);
+  const candidates = compiled.candidates(type, intent.runtime ?? null, intent.tool, intent.kind ?? 'other');
   let cel: CelContext | undefined;
   const celContext = () => {
     cel ??= celContextFor(intent, ctx, type, now);
@@ -285,9 +286,20 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 
 function celContextFor(intent: Intent, ctx: GateContext, type: string, now: Date): CelContext {
   const task = ctx.task ?? {};
+  const kind = intent.kind ?? 'other';
+  let args: unknown;
   return {
     tool: intent.tool,
     input: toCel(intent.input),
+    kind,
+    // Parsing a shell line costs microseconds: only a rule that reads `args` pays for it.
+    get args() {
+      args ??= toCel(canonicalArgs({ kind, args: intent.args ?? {} }));
+      return args;
+    },
+    // Entries hold strings, bools and lists of strings only: CEL reads them as they are, no copy.
+    history: ctx.history ?? [],
+    session: { id: ctx.session?.id ?? null, untrusted: ctx.session?.untrusted ?? false },
     action: intent.action ?? null,
     resource: intent.resource ?? null,
     runtime: intent.runtime ?? null,

@@ -6,7 +6,7 @@ import { optional } from '../kernel/port.js';
 import { tasksPort } from '../tasks/port.js';
 import { policyConfigShape } from './config.js';
 import type { PolicySource } from './load.js';
-import { gatePort, planRecheckOf } from './port.js';
+import { gatePort, type IntentReader, planRecheckOf } from './port.js';
 import {
   configPolicySources,
   PolicyHolder,
@@ -36,6 +36,8 @@ export interface GateModuleOptions {
   watchDebounceMs?: number;
   /** Reload on SIGHUP (default true). */
   sighup?: boolean;
+  /** The runtime adapters' classification (the app root passes `runtimeIntents`); without it an API intent with no `kind` is `other`. */
+  intents?: IntentReader;
 }
 
 export interface GateModule extends Module<typeof requires, typeof sections> {
@@ -109,6 +111,7 @@ export function gateModule(opts: GateModuleOptions = {}): GateModule {
         holder: running().holder,
         incidents: () => running().incidents,
         signer: () => running().signer,
+        ...(opts.intents ? { intents: opts.intents } : {}),
       });
       incidentRoutes(app, s, () => running().incidents);
     },

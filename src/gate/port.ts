@@ -3,6 +3,9 @@ import { port } from '../kernel/port.js';
 import type { Principal } from '../kernel/module.js';
 import type { Db } from '../store/port.js';
 import type { ApprovalPlan, PlanRecheck } from '../approvals/port.js';
+import type { Classified, ToolArgs, ToolKind } from './kinds.js';
+
+export { isToolKind, TOOL_KINDS, type Classified, type ToolArgs, type ToolKind } from './kinds.js';
 
 /** The five decisions of seed 001; the set is small and stable on purpose. */
 export const DECISIONS = ['allow', 'deny', 'require_approval', 'defer', 'modify'] as const;
@@ -50,6 +53,10 @@ export interface GateIntent {
   runtime?: string;
   /** The envelope type that carries the intent (`agent.tool.requested`, `agent.permission.requested`). */
   event_type?: string;
+  /** The canonical kind, as the runtime adapter (or the caller) classified the tool; `other` when absent. */
+  kind?: ToolKind;
+  /** The kind's canonical args (`command`, `path`, `url`, …); the gate derives `argv`, `commands`, `host`. */
+  args?: ToolArgs;
 }
 
 export interface GateContext {
@@ -72,6 +79,20 @@ export interface GateService {
    * plan is the one approved. Never creates another approval.
    */
   evaluateApproved?(intent: GateIntent, ctx: GateContext, planDigest: string): Promise<GateDecision>;
+}
+
+/**
+ * What only the runtime adapters know and the gate may not import: how a runtime's tool is classified,
+ * and how a recorded hook body reads as an intent again (shadow runs). The app root hands the
+ * adapters' implementation to the gate module (src/server/modules.ts, `runtimeIntents`).
+ */
+export interface IntentReader {
+  classify(runtime: string, tool: string, input: Record<string, unknown>): Classified | undefined;
+  /** A hook body as the runtime sent it, back to the intent it carried; undefined if it carried none. */
+  fromHook(
+    runtime: string,
+    raw: unknown,
+  ): { tool: string; input: Record<string, unknown>; kind: ToolKind; args: ToolArgs } | undefined;
 }
 
 /** The policy gate (src/gate/module.ts provides it). */

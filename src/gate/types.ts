@@ -1,6 +1,7 @@
 import type { Envelope, Risk } from '../envelope/envelope.js';
 import type { Plan } from '../envelope/plan.js';
 import type { CapabilityGrant, DecisionKind, GateDecision, MatchedRule } from './port.js';
+import type { ToolArgs, ToolKind } from './kinds.js';
 
 export type { CapabilityGrant, DecisionKind, MatchedRule, Plan, Risk };
 export { DECISIONS } from './port.js';
@@ -20,6 +21,24 @@ export interface Intent {
   action?: string | null;
   resource?: string | null;
   runtime?: string | null;
+  /** The canonical kind (`shell`, `file.read`, …); `other` when absent. */
+  kind?: ToolKind;
+  /** The kind's canonical args as the adapter read them; the gate completes them (args.ts). */
+  args?: ToolArgs;
+}
+
+/** One earlier intent of the session (or task), as CEL's `history` lists it, newest last. */
+export interface HistoryEntry {
+  kind: string;
+  tool: string;
+  decision: DecisionKind;
+  /** ISO 8601. */
+  at: string;
+  /** The intent brought outside content in (it read the web, a webhook payload, an A2A message, an untrusted reach tool). */
+  untrusted: boolean;
+  /** Files it named (file kinds) and the host it reached (web.fetch), so a rule can ask "after reading .env". */
+  paths: string[];
+  host: string;
 }
 
 export interface TaskFacts {
@@ -42,6 +61,10 @@ export interface GateContext {
   frozen?: boolean;
   /** When present, an `allow` or `modify` decision carries a capability signed with these keys. */
   signer?: CapabilitySigner;
+  /** The session's (or task's) earlier intents, oldest first; empty when none or unknown. */
+  history?: readonly HistoryEntry[];
+  /** Facts about the session: `untrusted` once it took outside content in. */
+  session?: { id?: string | null; untrusted: boolean };
 }
 
 export interface CapabilityKey {

@@ -1,6 +1,9 @@
+import type { Classified } from '../gate/kinds.js';
+import { classify, type KindTable } from './kinds.js';
 import type { EventCapability, NativeReply, Normalized, RuntimeAdapter, RuntimeKind } from './runtime.js';
 import {
   asRecord,
+  at,
   type Facts,
   type Json,
   jsonReply,
@@ -86,6 +89,10 @@ export interface RuntimeSpec<S extends string> {
   fields: FieldMap | ((p: Json) => FieldMap);
   /** Facts no path can say (Cursor names the tool of its shell and file events); they win over the map. */
   facts?: (event: string, p: Json) => Partial<Facts>;
+  /** Each native tool's canonical kind and where its args are (src/runtimes/kinds.ts). */
+  kinds: KindTable;
+  /** What the table cannot say from the tool alone (Cursor's MCP server is in the payload); undefined: the table decides. */
+  classify?: (event: string, p: Json, facts: Facts) => Classified | undefined;
   failure?: FailureRule;
   replies: { [K in Exclude<S, 'none'>]: VerdictReplies };
   /** The body of the no-op reply; null writes nothing on stdout. */
@@ -138,6 +145,7 @@ export function defineRuntime<S extends string>(spec: RuntimeSpec<S>): RuntimeAd
     errorReply: spec.errorReply,
     capabilities,
     defaultTimeoutMs: spec.defaultTimeoutMs,
+    classify: (tool, input) => classify(spec.kinds, { tool, input }),
   };
 }
 
@@ -171,16 +179,6 @@ function answerFor(r: VerdictReplies, v: Verdict, event: string): 'neutral' | 'e
   }
 }
 
-/** Reads `path` in `p`: a numeric step indexes an array, any other step a JSON object. */
-function at(p: Json, path: string): unknown {
-  let value: unknown = p;
-  for (const step of path.split('.')) {
-    if (/^\d+$/.test(step)) value = Array.isArray(value) ? value[Number(step)] : undefined;
-    else value = asRecord(value)?.[step];
-  }
-  return value;
-}
-
 function first<T>(p: Json, path: Path | undefined, read: (value: unknown) => T | undefined): T | undefined {
   if (path === undefined) return undefined;
   for (const one of typeof path === 'string' ? [path] : path) {
@@ -205,6 +203,11 @@ function factsOf<S extends string>(spec: RuntimeSpec<S>, p: Json): Facts {
     cwd: text(map.cwd),
   };
   if (spec.facts) Object.assign(facts, spec.facts(event, p));
+  if (facts.tool) {
+    facts.classified =
+      spec.classify?.(event, p, facts) ??
+      classify(spec.kinds, { tool: facts.tool, input: facts.input ?? {}, ...(facts.cwd ? { cwd: facts.cwd } : {}) });
+  }
   if (spec.failure && failed(spec.failure, event, p)) facts.type = 'agent.tool.failed';
   return facts;
 }

@@ -4,6 +4,7 @@ import { cursor } from './cursor/adapter.js';
 import { geminiCli } from './gemini-cli/adapter.js';
 import { hermes } from './hermes/adapter.js';
 import { openclaw } from './openclaw/adapter.js';
+import type { IntentReader } from '../gate/port.js';
 import type { Capability, RuntimeAdapter, RuntimeKind } from './runtime.js';
 
 export type * from './runtime.js';
@@ -25,6 +26,16 @@ export const RUNTIME_KINDS = Object.keys(RUNTIMES) as RuntimeKind[];
 export function runtimeFor(name: string): RuntimeAdapter | undefined {
   return Object.hasOwn(RUNTIMES, name) ? RUNTIMES[name as RuntimeKind] : undefined;
 }
+
+/** The adapters as the gate reads them (`IntentReader`): wired in by the app root, never imported by the gate. */
+export const runtimeIntents: IntentReader = {
+  classify: (runtime, tool, input) => runtimeFor(runtime)?.classify(tool, input),
+  fromHook(runtime, raw) {
+    const n = runtimeFor(runtime)?.normalize(raw);
+    if (!n?.intent || !n.classified || n.problem) return undefined;
+    return { tool: n.intent.tool, input: n.intent.input, kind: n.classified.kind, args: n.classified.args };
+  },
+};
 
 export interface CapabilityRow {
   runtime: RuntimeKind;

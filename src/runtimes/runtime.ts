@@ -1,5 +1,6 @@
 import type { GateDecision } from '../gate/port.js';
 import type { EnvelopeInput, EventType } from '../envelope/index.js';
+import type { Classified } from '../gate/kinds.js';
 
 /**
  * The gate's answer as the adapters read it: the decision contract (`GateDecision`, declared once in
@@ -26,6 +27,8 @@ export interface Normalized {
   /** The runtime waits for the reply and the reply can change what happens. */
   blocking: boolean;
   intent?: Intent;
+  /** The intent's canonical kind and args (docs/policy.md, "Kinds"); present with `intent`. */
+  classified?: Classified;
   sessionId?: string;
   /** Set when the input was not a JSON object: `reply` then answers with the runtime's native error. */
   problem?: string;
@@ -65,6 +68,8 @@ export interface RuntimeAdapter {
   /** Malformed input: the runtime's native error with the exit code it expects. */
   errorReply(message: string): NativeReply;
   capabilities: CapabilityMatrix;
+  /** A tool of this runtime as the policy sees it: its canonical kind and args (src/runtimes/kinds.ts). */
+  classify(tool: string, input: Record<string, unknown>): Classified;
   /**
    * How long the runtime waits for a blocking hook by default, or null where that is undocumented.
    * A held `require_approval` must answer before this, or the runtime decides on its own.

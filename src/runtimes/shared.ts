@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
 import type { EnvelopeInput, EventType } from '../envelope/index.js';
+import type { Classified } from '../gate/kinds.js';
 import type { CapabilityMatrix, Decision, NativeReply, Normalized, RuntimeKind } from './runtime.js';
 
 /** Helpers every adapter shares: reading untrusted input, building the envelope, wording a decision. */
@@ -43,6 +44,8 @@ export interface Facts {
   cwd?: string;
   /** A more precise type than the matrix gives (a post-tool event that reports an error → `agent.tool.failed`). */
   type?: EventType;
+  /** The tool's canonical kind and args, when there is a tool. */
+  classified?: Classified;
 }
 
 export interface AdapterIdentity {
@@ -79,7 +82,7 @@ export function normalizeFacts(
       turn_id: facts.turnId ?? null,
       tool_call_id: facts.toolCallId ?? null,
     },
-    subject: { tool: facts.tool ?? null },
+    subject: { tool: facts.tool ?? null, ...(facts.classified ? { kind: facts.classified.kind } : {}) },
     redacted_summary: summary,
   };
   if (facts.agentId) envelope.actor = { agent_id: facts.agentId };
@@ -91,9 +94,20 @@ export function normalizeFacts(
   };
   if (spec && intentEvents.has(facts.event)) {
     normalized.intent = { tool: facts.tool ?? '', input: facts.input ?? {} };
+    normalized.classified = facts.classified ?? { kind: 'other', args: {} };
   }
   if (facts.sessionId) normalized.sessionId = facts.sessionId;
   return normalized;
+}
+
+/** Reads `path` in `p`: a numeric step indexes an array, any other step a JSON object. */
+export function at(p: Json, path: string): unknown {
+  let value: unknown = p;
+  for (const step of path.split('.')) {
+    if (/^\d+$/.test(step)) value = Array.isArray(value) ? value[Number(step)] : undefined;
+    else value = asRecord(value)?.[step];
+  }
+  return value;
 }
 
 /** Enough to tell unknown payloads apart in the log; the raw body itself goes to the vault. */

@@ -7,6 +7,7 @@ import { LOG_MIGRATIONS } from '../log/index.js';
 import { mcpModule } from '../mcp/module.js';
 import { notifyModule } from '../notify/module.js';
 import { repliesModule } from '../replies/module.js';
+import { runtimeIntents } from '../runtimes/index.js';
 import { runtimesModule } from '../runtimes/module.js';
 import { signalsModule } from '../signals/module.js';
 import type { Module } from '../kernel/module.js';
@@ -24,7 +25,7 @@ export function allModules() {
     deliveryModule(),
     approvalsModule(),
     tasksModule(),
-    gateModule(),
+    gateModule({ intents: runtimeIntents }),
     repliesModule(),
     callbacksModule(),
     ingressModule(),

@@ -8,6 +8,8 @@ export interface DecisionFacts {
   decision: GateDecision;
   trace: Trace;
   tool: string;
+  /** The canonical kind the subject records. */
+  kind?: string;
   action: string | null;
   resource: string | null;
   /** Set when the evaluation was the re-check of an approved plan. */
@@ -35,7 +37,12 @@ export function decisionEvents(
   const causedBy = (e: EnvelopeInput): EnvelopeInput =>
     'event_id' in cause ? causedByEvent(cause, e) : { ...e, execution: { ...cause } };
   const d = f.decision;
-  const subject = { tool: f.tool, action: f.action, resource_ref: f.resource };
+  const subject = {
+    tool: f.tool,
+    action: f.action,
+    resource_ref: f.resource,
+    ...(f.kind ? { kind: f.kind } : {}),
+  };
   const policy = { revision: d.policy_revision, risk: f.trace.risk };
   const out: EnvelopeInput[] = [
     causedBy({

@@ -5,9 +5,10 @@ import { requireRole } from '../../kernel/auth.js';
 import { readJson } from '../../kernel/body.js';
 import type { App } from '../../kernel/module.js';
 import type { GateDeps } from '../module.js';
-import type { GateIntent } from '../../gate/port.js';
+import type { GateIntent, IntentReader } from '../../gate/port.js';
 import { verifyCapability } from '../capability.js';
 import { DEFAULT_CLOCK_SKEW_SECONDS, GATE_RUNTIMES } from '../config.js';
+import { TOOL_KINDS } from '../kinds.js';
 import type { CapabilitySigner } from '../types.js';
 import type { PolicyHolder } from './holder.js';
 import type { IncidentStore } from './incidents-store.js';
@@ -25,6 +26,9 @@ export const evaluateBodySchema = z.strictObject({
   task_id: taskId.optional(),
   session_id: z.string().min(1).max(200).optional(),
   runtime: z.enum(GATE_RUNTIMES).optional(),
+  /** The canonical kind and args (docs/policy.md, "Kinds"); without them the intent is `other`. */
+  kind: z.enum(TOOL_KINDS).optional(),
+  args: jsonObject.optional(),
 });
 
 const planSchema = z.strictObject({
@@ -47,6 +51,7 @@ export interface GateRouteDeps {
   holder: PolicyHolder;
   incidents: () => IncidentStore;
   signer: () => CapabilitySigner | undefined;
+  intents?: IntentReader;
 }
 
 export function gateRoutes(app: App, s: GateDeps, d: GateRouteDeps): void {
@@ -63,6 +68,15 @@ export function gateRoutes(app: App, s: GateDeps, d: GateRouteDeps): void {
     if (body.resource !== undefined) intent.resource = body.resource;
     if (body.session_id !== undefined) intent.session_id = body.session_id;
     if (body.runtime !== undefined) intent.runtime = body.runtime;
+    if (body.kind !== undefined) intent.kind = body.kind;
+    if (body.args !== undefined) intent.args = body.args;
+    // A runtime's own tool name, without a kind: classified the way its hooks are.
+    const classified =
+      body.kind === undefined && body.runtime ? d.intents?.classify(body.runtime, body.tool, body.input) : undefined;
+    if (classified) {
+      intent.kind = classified.kind;
+      intent.args = classified.args;
+    }
     if (task) {
       intent.task_id = task;
       // Every intent is a step, as every hook with an intent is: `task.steps` counts this call too.

@@ -59,6 +59,8 @@ export class Gate implements GateService {
       resource: intent.resource ?? null,
       runtime: intent.runtime ?? null,
       event_type: intent.event_type ?? ctx.cause?.type ?? DEFAULT_EVENT_TYPE,
+      kind: intent.kind ?? 'other',
+      ...(intent.args ? { args: intent.args } : {}),
     };
     const engineCtx: EngineContext = {
       now,
@@ -174,7 +176,12 @@ export class Gate implements GateService {
       actor: { agent_id: ctx.principal.name },
       runtime: { kind: intent.runtime ?? null },
       execution: { task_id: taskId, session_id: raw.session_id ?? null },
-      subject: { tool: intent.tool, action: intent.action ?? null, resource_ref: intent.resource ?? null },
+      subject: {
+        tool: intent.tool,
+        action: intent.action ?? null,
+        resource_ref: intent.resource ?? null,
+        kind: intent.kind ?? 'other',
+      },
       policy: { revision: evaluation.decision.policy_revision, risk: evaluation.trace.risk },
       payload_ref: stored.ref,
       payload_digest: stored.digest,
@@ -235,6 +242,7 @@ export class Gate implements GateService {
         decision,
         trace: evaluation.trace,
         tool: plan.tool,
+        kind: plan.kind ?? 'other',
         action: plan.action ?? null,
         resource: plan.resource ?? null,
         ...(approved ? { approved_plan_digest: approved } : {}),
@@ -278,6 +286,11 @@ function previewEnvelope(
     actor: { user_id: null, agent_id: principal.name },
     runtime: { kind: intent.runtime ?? null, adapter_version: null },
     execution: { task_id: taskId, session_id: sessionId ?? null },
-    subject: { tool: intent.tool, action: intent.action ?? null, resource_ref: intent.resource ?? null },
+    subject: {
+      tool: intent.tool,
+      action: intent.action ?? null,
+      resource_ref: intent.resource ?? null,
+      kind: intent.kind ?? 'other',
+    },
   };
 }

@@ -1,6 +1,7 @@
 import { defineRuntime, exitTwo } from '../define.js';
 import { hookSpecific, type Verdict } from '../shared.js';
 import { CLAUDE_CODE_EVENTS, type ReplyStyle } from './events.js';
+import { CLAUDE_CODE_KINDS } from './kinds.js';
 
 const preTool = (v: Verdict, event: string) =>
   hookSpecific(event, { permissionDecisionReason: v.reason, permissionDecision: v.kind });
@@ -9,6 +10,7 @@ export const claudeCode = defineRuntime<ReplyStyle>({
   kind: 'claude-code',
   adapterVersion: '1',
   events: CLAUDE_CODE_EVENTS,
+  kinds: CLAUDE_CODE_KINDS,
   intentEvents: ['PreToolUse', 'PermissionRequest'],
   fields: {
     event: 'hook_event_name',

@@ -1,6 +1,7 @@
 import { defineRuntime, exitTwo, type FieldMap } from '../define.js';
 import { hookSpecific } from '../shared.js';
 import { CODEX_EVENTS, type ReplyStyle } from './events.js';
+import { CODEX_KINDS } from './kinds.js';
 
 const HOOK_FIELDS: FieldMap = {
   event: 'hook_event_name',
@@ -20,6 +21,7 @@ export const codex = defineRuntime<ReplyStyle>({
   kind: 'codex',
   adapterVersion: '1',
   events: CODEX_EVENTS,
+  kinds: CODEX_KINDS,
   intentEvents: ['PreToolUse', 'PermissionRequest'],
   // A hook gets its JSON on stdin; the `notify` program gets it as the last argv item.
   payload: (raw, ctx) => ctx?.argv?.at(-1) ?? raw,

@@ -1,6 +1,7 @@
 import { defineRuntime, exitTwo } from '../define.js';
 import { asRecord, type Json, str } from '../shared.js';
 import { CURSOR_EVENTS, type ReplyStyle } from './events.js';
+import { CURSOR_KINDS, classifyCursor } from './kinds.js';
 
 /** Shell and file events carry no tool name: these names let one rule cover them (`tool == "Shell"`). */
 export const CURSOR_SHELL_TOOL = 'Shell';
@@ -38,6 +39,8 @@ export const cursor = defineRuntime<ReplyStyle>({
   kind: 'cursor',
   adapterVersion: '1',
   events: CURSOR_EVENTS,
+  kinds: CURSOR_KINDS,
+  classify: classifyCursor,
   intentEvents: ['preToolUse', 'beforeShellExecution', 'beforeMCPExecution', 'beforeReadFile'],
   fields: {
     event: 'hook_event_name',

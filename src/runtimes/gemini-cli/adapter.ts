@@ -1,10 +1,12 @@
 import { defineRuntime, exitTwo } from '../define.js';
 import { GEMINI_EVENTS, type ReplyStyle } from './events.js';
+import { GEMINI_KINDS } from './kinds.js';
 
 export const geminiCli = defineRuntime<ReplyStyle>({
   kind: 'gemini-cli',
   adapterVersion: '1',
   events: GEMINI_EVENTS,
+  kinds: GEMINI_KINDS,
   intentEvents: ['BeforeTool'],
   fields: {
     event: 'hook_event_name',

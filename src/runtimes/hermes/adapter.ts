@@ -1,5 +1,6 @@
 import { defineRuntime, exitTwo } from '../define.js';
 import { HERMES_EVENTS, type ReplyStyle } from './events.js';
+import { HERMES_KINDS } from './kinds.js';
 
 /** Hermes reads at most this much of stderr as a block message (reference/runtimes.md §3.2). */
 const STDERR_MESSAGE_MAX = 400;
@@ -8,6 +9,7 @@ export const hermes = defineRuntime<ReplyStyle>({
   kind: 'hermes',
   adapterVersion: '1',
   events: HERMES_EVENTS,
+  kinds: HERMES_KINDS,
   intentEvents: ['pre_tool_call'],
   fields: {
     event: 'hook_event_name',

@@ -164,6 +164,8 @@ async function decide(
     runtime: adapter.kind,
     // Adapters always yield at least one envelope; the first carries the intent.
     event_type: n.envelopes[0]!.type,
+    // One policy for every runtime: the adapter's canonical kind and args travel with the intent.
+    ...(n.classified ? { kind: n.classified.kind, args: n.classified.args } : {}),
     ...(intent.action ? { action: intent.action } : {}),
     ...(intent.resource ? { resource: intent.resource } : {}),
     ...(principal.task_id ? { task_id: principal.task_id } : {}),

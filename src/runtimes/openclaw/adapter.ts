@@ -1,6 +1,7 @@
 import { defineRuntime } from '../define.js';
 import { jsonReply } from '../shared.js';
 import { OPENCLAW_EVENTS, type ReplyStyle } from './events.js';
+import { OPENCLAW_KINDS } from './kinds.js';
 
 /** Shown on OpenClaw's approval prompt; the description carries the approval id and the reason. */
 export const OPENCLAW_APPROVAL_TITLE = 'Switchboard approval required';
@@ -9,6 +10,7 @@ export const openclaw = defineRuntime<ReplyStyle>({
   kind: 'openclaw',
   adapterVersion: '1',
   events: OPENCLAW_EVENTS,
+  kinds: OPENCLAW_KINDS,
   intentEvents: ['before_tool_call'],
   // The plugin forwards `{ hook_event_name, event, ctx }`: the callback's event and context objects.
   fields: {
