@@ -38,3 +38,25 @@ describe('celEnvironment', () => {
     expect(strict.compile('name ==', 'bool')).toMatchObject({ ok: false, message: expect.any(String) });
   });
 });
+
+describe('type errors', () => {
+  const env = celEnvironment({
+    variables: { event: 'map', tool: 'string' },
+    hints: { event: 'compare its name: event.name == "pull_request"' },
+  });
+
+  it('name the variable, its type and the fix', () => {
+    const c = env.compile('event == "pull_request"', 'bool');
+    expect(c).toEqual({
+      ok: false,
+      message:
+        'no such overload: map<dyn, dyn> == string (`event` is a map: compare its name: event.name == "pull_request")',
+    });
+  });
+
+  it('name a variable without a hint and say how to use it', () => {
+    const c = env.compile('tool > 1', 'bool');
+    expect(c.ok).toBe(false);
+    if (!c.ok) expect(c.message).toContain('`tool` is a string');
+  });
+});

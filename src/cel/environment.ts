@@ -28,7 +28,9 @@ export interface CelEnvironmentSpec {
   /** Helpers by signature (`hasFlag(list, string): bool`), documented where the context is. */
   functions?: Readonly<Record<string, (...args: never[]) => unknown>>;
   /** Object types by name, with their fields' CEL types; a variable may be declared of one. */
-  types?: Readonly<Record<string, { ctor: new (...args: never[]) => object; fields: Record<string, string> }>>;
+  types?: Readonly<
+    Record<string, { ctor: new (...args: never[]) => object; fields: Record<string, string> }>
+  >;
   /** Operators by signature (`TriggerEvent == string`); `==` also gives `!=` and the swapped form. */
   operators?: Readonly<Record<string, (a: never, b: never) => unknown>>;
   /** What to write instead, by variable, for a type error that involves it. */
@@ -92,7 +94,10 @@ interface AstNode {
  * type each is declared with, and the context's hint for it, after CEL's own first line
  * (`no such overload: map<dyn, dyn> == string`). Pinned by environment.test.ts.
  */
-export function explainTypeError(err: unknown, spec: Pick<CelEnvironmentSpec, 'variables' | 'hints'>): string {
+export function explainTypeError(
+  err: unknown,
+  spec: Pick<CelEnvironmentSpec, 'variables' | 'hints'>,
+): string {
   const base = celMessage(err);
   const node = (err as { node?: AstNode } | null)?.node;
   const names = node ? variablesIn(node, 3) : [];
@@ -109,10 +114,16 @@ export function explainTypeError(err: unknown, spec: Pick<CelEnvironmentSpec, 'v
 function variablesIn(node: AstNode, depth: number): string[] {
   if (node.op === 'id' && typeof node.args === 'string') return [node.args];
   if (depth === 0) return [];
-  const args = Array.isArray(node.args) ? node.args : node.args && typeof node.args === 'object' ? [node.args] : [];
+  const args = Array.isArray(node.args)
+    ? node.args
+    : node.args && typeof node.args === 'object'
+      ? [node.args]
+      : [];
   // Only the operands of the failing operation itself and of a field access on them: `event.name`
   // in `event.name + 1` is the variable read, so `event` is named.
-  return args.flatMap((a: unknown) => (a && typeof a === 'object' ? variablesIn(a as AstNode, depth - 1) : []));
+  return args.flatMap((a: unknown) =>
+    a && typeof a === 'object' ? variablesIn(a as AstNode, depth - 1) : [],
+  );
 }
 
 function article(type: string): string {

@@ -29,8 +29,7 @@ const FILE_KINDS = new Set<ToolKind>(['file.read', 'file.write', 'file.edit', 'f
 export function canonicalArgs(c: Classified): CanonicalArgs {
   const a: ToolArgs = c.args;
   const text = (v: unknown) => (typeof v === 'string' ? v : '');
-  const list = (v: unknown) =>
-    Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  const list = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   const command = text(a.command);
   const shell = c.kind === 'shell' && command !== '' ? parseShell(command) : { argv: [], commands: [] };
   let paths = list(a.paths);

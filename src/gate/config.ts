@@ -29,7 +29,11 @@ export const ruleMatchSchema = z.strictObject({
   runtimes: z.array(runtime).min(1).optional(),
   tools: z.array(toolPattern).min(1).optional(),
   kinds: z
-    .array(z.enum(TOOL_KINDS, { error: (i) => `unknown kind ${JSON.stringify(i.input)}; one of ${TOOL_KINDS.join(', ')}` }))
+    .array(
+      z.enum(TOOL_KINDS, {
+        error: (i) => `unknown kind ${JSON.stringify(i.input)}; one of ${TOOL_KINDS.join(', ')}`,
+      }),
+    )
     .min(1)
     .optional(),
 });

@@ -58,7 +58,7 @@ describe('parseShell', () => {
     expect(programs('echo "`rm -rf /`"')).toEqual(['echo', 'rm']);
   });
 
-  it("reads the script of bash -c and eval as commands of the line", () => {
+  it('reads the script of bash -c and eval as commands of the line', () => {
     const { commands } = parseShell(`bash -lc 'git push --force origin main'`);
     expect(commands.map((c) => c.program)).toEqual(['bash', 'git']);
     expect(commands[1]?.flags).toEqual(['--force']);

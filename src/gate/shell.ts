@@ -104,7 +104,8 @@ function read(text: string, depth: number, out: ParsedShell, top: boolean): void
       }
       // `$(` arrives as a `$` word before a `(` operator: the `$` is not a word of the command.
       const next = tokens[i + 1];
-      if (token === '$' && typeof next === 'object' && next !== null && 'op' in next && next.op === '(') continue;
+      if (token === '$' && typeof next === 'object' && next !== null && 'op' in next && next.op === '(')
+        continue;
       words.push(token);
       for (const inner of substitutionsIn(token)) substitutions.push(inner);
       continue;

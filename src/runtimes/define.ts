@@ -206,7 +206,11 @@ function factsOf<S extends string>(spec: RuntimeSpec<S>, p: Json): Facts {
   if (facts.tool) {
     facts.classified =
       spec.classify?.(event, p, facts) ??
-      classify(spec.kinds, { tool: facts.tool, input: facts.input ?? {}, ...(facts.cwd ? { cwd: facts.cwd } : {}) });
+      classify(spec.kinds, {
+        tool: facts.tool,
+        input: facts.input ?? {},
+        ...(facts.cwd ? { cwd: facts.cwd } : {}),
+      });
   }
   if (spec.failure && failed(spec.failure, event, p)) facts.type = 'agent.tool.failed';
   return facts;

@@ -74,6 +74,8 @@ export function fromRow(row: ToolMapping, f: ToolFacts): Classified {
       args.url ??= urls[0];
     }
   }
+  if (args.urls && args.url === undefined) args.url = args.urls[0];
+  if (args.paths && args.path === undefined) args.path = args.paths[0];
   if (kind === 'shell' && args.cwd === undefined && f.cwd) args.cwd = f.cwd;
   return { kind, args };
 }

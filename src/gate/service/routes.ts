@@ -72,7 +72,9 @@ export function gateRoutes(app: App, s: GateDeps, d: GateRouteDeps): void {
     if (body.args !== undefined) intent.args = body.args;
     // A runtime's own tool name, without a kind: classified the way its hooks are.
     const classified =
-      body.kind === undefined && body.runtime ? d.intents?.classify(body.runtime, body.tool, body.input) : undefined;
+      body.kind === undefined && body.runtime
+        ? d.intents?.classify(body.runtime, body.tool, body.input)
+        : undefined;
     if (classified) {
       intent.kind = classified.kind;
       intent.args = classified.args;
