@@ -146,6 +146,7 @@ export function defineRuntime<S extends string>(spec: RuntimeSpec<S>): RuntimeAd
     capabilities,
     defaultTimeoutMs: spec.defaultTimeoutMs,
     classify: (tool, input) => classify(spec.kinds, { tool, input }),
+    toolKinds: Object.fromEntries(Object.entries(spec.kinds.tools).map(([tool, row]) => [tool, row.kind])),
   };
 }
 

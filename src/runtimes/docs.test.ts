@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { capabilityRows } from './index.js';
+import { capabilityRows, kindTableMarkdown } from './index.js';
 
 describe('docs/runtimes.md', () => {
   it('carries every row of the capability matrix exactly as the code declares it', () => {
@@ -12,5 +12,12 @@ describe('docs/runtimes.md', () => {
       )
       .filter((line) => !docs.includes(line));
     expect(missing).toEqual([]);
+  });
+});
+
+describe('docs/policy.md', () => {
+  it('carries the kinds table exactly as the runtime tables declare it', () => {
+    const docs = readFileSync(new URL('../../docs/policy.md', import.meta.url), 'utf8');
+    expect(docs).toContain(kindTableMarkdown());
   });
 });

@@ -79,3 +79,42 @@ export function formatCapabilityTable(rows: readonly CapabilityRow[]): string {
     )
     .join('\n');
 }
+
+/** MCP tool names as each runtime spells them; the kinds table in docs/policy.md shows them. */
+const MCP_NAMES: Readonly<Record<RuntimeKind, string>> = {
+  'claude-code': '`mcp__<server>__<tool>`',
+  codex: '`mcp__<server>__<tool>`',
+  hermes: '`mcp_<server>_<tool>`',
+  openclaw: '`mcp__<server>__<tool>`',
+  'gemini-cli': '`mcp_<server>_<tool>`',
+  cursor: '`beforeMCPExecution` (server from `url`/`command`)',
+};
+
+/** The kinds table of docs/policy.md: one row per kind, each runtime's tools of that kind. */
+export function kindTableMarkdown(adapters: readonly RuntimeAdapter[] = Object.values(RUNTIMES)): string {
+  const kinds = [...new Set(adapters.flatMap((a) => Object.values(a.toolKinds))), 'mcp'];
+  const order = [
+    'shell',
+    'file.read',
+    'file.write',
+    'file.edit',
+    'file.delete',
+    'web.fetch',
+    'web.search',
+    'mcp',
+  ];
+  kinds.sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99) || a.localeCompare(b));
+  const header = `| kind | ${adapters.map((a) => a.kind).join(' | ')} |`;
+  const rule = `|---|${adapters.map(() => '---|').join('')}`;
+  const rows = [...new Set(kinds)].map((kind) => {
+    const cells = adapters.map((a) => {
+      const tools = Object.entries(a.toolKinds)
+        .filter(([, k]) => k === kind)
+        .map(([t]) => `\`${t}\``);
+      if (kind === 'mcp') tools.push(MCP_NAMES[a.kind]);
+      return tools.length > 0 ? tools.join(', ') : '—';
+    });
+    return `| \`${kind}\` | ${cells.join(' | ')} |`;
+  });
+  return [header, rule, ...rows].join('\n');
+}

@@ -1,6 +1,6 @@
 import type { GateDecision } from '../gate/port.js';
 import type { EnvelopeInput, EventType } from '../envelope/index.js';
-import type { Classified } from '../gate/kinds.js';
+import type { Classified, ToolKind } from '../gate/kinds.js';
 
 /**
  * The gate's answer as the adapters read it: the decision contract (`GateDecision`, declared once in
@@ -70,6 +70,8 @@ export interface RuntimeAdapter {
   capabilities: CapabilityMatrix;
   /** A tool of this runtime as the policy sees it: its canonical kind and args (src/runtimes/kinds.ts). */
   classify(tool: string, input: Record<string, unknown>): Classified;
+  /** The kind of each tool the runtime's table names (MCP tools are known by their name's shape). */
+  toolKinds: Readonly<Record<string, ToolKind>>;
   /**
    * How long the runtime waits for a blocking hook by default, or null where that is undocumented.
    * A held `require_approval` must answer before this, or the runtime decides on its own.
