@@ -31,6 +31,30 @@ export async function rate(n: number, fn: (i: number) => Promise<unknown> | unkn
   return n / ((performance.now() - start) / 1000);
 }
 
+/** Runs `fn` `n` times with `width` calls in flight at once; returns operations per second. */
+export async function rateConcurrent(
+  n: number,
+  width: number,
+  fn: (i: number) => Promise<unknown>,
+): Promise<number> {
+  let next = 0;
+  const start = performance.now();
+  const lane = async () => {
+    while (next < n) await fn(next++);
+  };
+  await Promise.all(Array.from({ length: width }, lane));
+  return n / ((performance.now() - start) / 1000);
+}
+
+/** Best of `rounds` runs of each, taken in turn, so drift on a shared machine hits all alike. */
+export async function alternateAll(rounds: number, runs: (() => Promise<number>)[]): Promise<number[]> {
+  const best = runs.map(() => 0);
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < runs.length; i++) best[i] = Math.max(best[i]!, await runs[i]!());
+  }
+  return best;
+}
+
 /** Best of `rounds` alternating runs of a and b, so drift on a shared machine hits both alike. */
 export async function alternate(
   rounds: number,

@@ -28,7 +28,26 @@ export interface Db {
    * worker (the relay, the delivery engine) without the race of waking it before the commit.
    */
   afterCommit(fn: () => void): void;
+  /** What the store has done since it was opened, for `/metrics` and the bench (plain ports only). */
+  stats?(): DbStats;
   close(): Promise<void>;
+}
+
+export interface DbStats {
+  /** Durable commits. On SQLite one commit carries every transaction that queued for it. */
+  commits: number;
+  /** Transactions committed; a lone write outside `tx` counts as one. */
+  transactions: number;
+  /** Statements run through the port, reads included; the BEGIN, SAVEPOINT and COMMIT around them are not. */
+  statements: number;
+}
+
+/** Statements that never write: they skip the write path (and, on SQLite, the writer thread). */
+const READ_ONLY = /^\s*(SELECT|PRAGMA\s+\w+\s*$|EXPLAIN)\b/i;
+
+/** Whether a statement may write, so it needs a transaction (and, outside one, commits on its own). */
+export function writes(q: Sql): boolean {
+  return q.script === true || !READ_ONLY.test(q.text);
 }
 
 export function sql(text: string, ...values: unknown[]): Sql {

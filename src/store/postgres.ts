@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { classifyStoreError } from './errors.js';
-import { type Db, type Row, runHooks, type Sql } from './port.js';
+import { type Db, type DbStats, type Row, runHooks, type Sql, writes } from './port.js';
 
 // BIGINT (int8) columns hold epoch milliseconds and counters, all far below 2^53: read them as numbers.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
@@ -22,6 +22,7 @@ export class PostgresDb implements Db {
   readonly inTransaction = false;
   readonly pool: pg.Pool;
   readonly schema: string | undefined;
+  private readonly counts: DbStats = { commits: 0, transactions: 0, statements: 0 };
 
   constructor(opts: PostgresOptions) {
     this.schema = opts.schema;
@@ -54,9 +55,20 @@ export class PostgresDb implements Db {
     return this;
   }
 
+  /** Commits, committed transactions and statements since the pool was opened. */
+  stats(): DbStats {
+    return { ...this.counts };
+  }
+
   async query<T = Row>(q: Sql): Promise<T[]> {
+    this.counts.statements++;
     try {
       const res = await this.pool.query(q.text, q.values as unknown[] | undefined);
+      // A write outside a transaction is one on its own, with its own commit.
+      if (writes(q)) {
+        this.counts.commits++;
+        this.counts.transactions++;
+      }
       return res.rows as T[];
     } catch (err) {
       throw classifyStoreError(err);
@@ -70,12 +82,14 @@ export class PostgresDb implements Db {
     } catch (err) {
       throw classifyStoreError(err);
     }
-    const bound = new PostgresTx(client);
+    const bound = new PostgresTx(client, this.counts);
     let broken = false;
     try {
       await client.query('BEGIN');
       const out = await fn(bound);
       await client.query('COMMIT');
+      this.counts.commits++;
+      this.counts.transactions++;
       runHooks(bound.hooks);
       return out;
     } catch (err) {
@@ -106,11 +120,15 @@ class PostgresTx implements Db {
   closed = false;
   readonly hooks: (() => void)[] = [];
 
-  constructor(private readonly client: pg.PoolClient) {}
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly counts: DbStats,
+  ) {}
 
   async query<T = Row>(q: Sql): Promise<T[]> {
     if (this.closed)
       throw new Error('transaction already finished: use the port the caller holds, not one kept from a tx');
+    this.counts.statements++;
     const res = await this.client.query(q.text, q.values as unknown[] | undefined);
     return res.rows as T[];
   }

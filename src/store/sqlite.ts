@@ -1,9 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import type { AppError } from '../errors/index.js';
 import { classifyStoreError } from './errors.js';
-import { Mutex } from './mutex.js';
-import { type Db, type Row, runHooks, type Sql } from './port.js';
+import { type Db, type DbStats, type Row, runHooks, type Sql, writes } from './port.js';
+import { InlineLink, ThreadLink, type WriterLink } from './sqlite-link.js';
+import { type Control, REPLY, type WriterError, type WriterOp, type WriterReply } from './sqlite-writer.js';
 
 export interface SqliteOptions {
   /** File path, or `:memory:`. */
@@ -11,15 +14,56 @@ export interface SqliteOptions {
   /** `full` makes every commit durable on power loss; `normal` only on process crash. */
   synchronous?: 'full' | 'normal';
   busyTimeoutMs?: number;
+  /**
+   * Where the write connection lives: a worker thread (the default: commits never block this thread),
+   * or this thread (`inline`: what the bench compares against; `:memory:` always is).
+   */
+  writer?: 'thread' | 'inline';
+  /**
+   * How a transaction's statements wait for the writer thread: `async` (the default) awaits a message,
+   * so this thread serves HTTP while the statement runs; `sync` blocks for it (Atomics.wait), so a
+   * group's transactions run back to back but this thread pays every hand-off. Commits are awaited by
+   * message either way. The bench measures both (bench/core.ts, bench/ingress.ts).
+   */
+  transport?: 'sync' | 'async';
+  /**
+   * Called once if the writer thread dies. By default the error is thrown, so the process exits: a
+   * store without its writer cannot make progress, and a restart recovers from the WAL.
+   */
+  onFatal?: (err: AppError) => void;
 }
 
-/** Statements that never write: they skip the write path (and its BEGIN IMMEDIATE). */
-const READ_ONLY = /^\s*(SELECT|PRAGMA\s+\w+\s*$|EXPLAIN)\b/i;
+/** What the benchmarks and tests reach below the port: the write connection itself. */
+export interface WriterDriver {
+  pragma(source: string, opts?: { simple?: boolean }): unknown;
+  exec(sql: string): void;
+}
 
 /** How many waiting transactions one commit may carry; bounds the latency one batch adds. */
 const MAX_GROUP = 256;
 
+const throwLater = (err: AppError) => {
+  setImmediate(() => {
+    throw err;
+  });
+};
+
 type Statement = Database.Statement<unknown[] | Record<string, unknown>, unknown>;
+
+interface Pending {
+  fn: (db: Db) => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+/** One BEGIN … COMMIT shared by the transactions that queued for it. */
+interface Group {
+  /** Control statements not sent yet: they ride ahead of the next statement (or the COMMIT). */
+  pre: Control[];
+  begun: boolean;
+  /** SQLite rolled the whole transaction back (or a control failed): every member fails with it. */
+  failure: unknown;
+}
 
 function bindable(values: readonly unknown[] | undefined): Record<string, unknown> {
   // SQLite reads `$1` as a named parameter called "1", so the positional values become an object.
@@ -27,179 +71,332 @@ function bindable(values: readonly unknown[] | undefined): Record<string, unknow
   if (!values) return out;
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
-    out[String(i + 1)] = v === undefined ? null : typeof v === 'boolean' ? (v ? 1 : 0) : v;
+    out[String(i + 1)] =
+      v === undefined
+        ? null
+        : typeof v === 'boolean'
+          ? v
+            ? 1
+            : 0
+          : // A small Buffer is a view of an 8 KB pool, and a message would carry the whole pool.
+            v instanceof Uint8Array && v.byteLength !== v.buffer.byteLength
+            ? new Uint8Array(v)
+            : v;
   }
   return out;
 }
 
+/** An error from the writer, as the driver would have thrown it here. */
+function rebuild(e: WriterError): Error {
+  if (e.name === 'SqliteError') return new Database.SqliteError(e.message, e.code ?? 'SQLITE_ERROR');
+  return Object.assign(new Error(e.message), e.code ? { code: e.code } : {});
+}
+
+/** BLOBs cross the thread boundary as Uint8Array; callers get Buffers, as from the driver. */
+function buffers<T>(rows: Row[] | undefined): T[] {
+  if (!rows) return [];
+  for (const row of rows) {
+    for (const k in row) {
+      const v = row[k];
+      if (v instanceof Uint8Array && !Buffer.isBuffer(v))
+        row[k] = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+    }
+  }
+  return rows as T[];
+}
+
 /**
- * SQLite behind the port. One connection; the mutex keeps a transaction's statements together, because
- * with a single connection any statement issued while a transaction is open would silently join it.
- * Statements are prepared once per text. WAL lets readers in other processes (the CLI) see committed
- * data while the server writes.
+ * SQLite behind the port, with two connections. The write connection lives in a worker thread
+ * (`sqlite-writer.ts`): every write and every statement of a transaction runs there, and COMMIT (the
+ * fsync) runs there while this thread goes on serving HTTP. Reads outside a transaction run on a
+ * read-only connection here, without waiting for any write (WAL: they see every committed transaction;
+ * `tx` resolves only after its COMMIT, so a read after `await db.tx(…)` sees it).
  */
 export class SqliteDb implements Db {
   readonly dialect = 'sqlite' as const;
   readonly inTransaction = false;
-  private readonly raw: Database.Database;
-  private readonly mutex = new Mutex();
-  private readonly statements = new Map<string, Statement>();
-  private readonly queue: {
-    fn: (db: Db) => Promise<unknown>;
-    resolve: (v: unknown) => void;
-    reject: (e: unknown) => void;
-  }[] = [];
-  private flushQueued = false;
+  private readonly reader: Database.Database | undefined;
+  private readonly readStatements = new Map<string, Statement>();
+  private readonly link: WriterLink;
+  private readonly transport: 'sync' | 'async';
+  private readonly sids = new Map<string, number>();
+  private nextId = 1;
+  private readonly queue: Pending[] = [];
+  private kicked = false;
+  /** A group is running its transactions (with `async`, until its COMMIT is sent; else until done). */
+  private busy = false;
+  /** Groups started and not yet answered. */
+  private inflight = 0;
+  private idle: (() => void)[] = [];
+  private closing: Promise<void> | undefined;
+  private readonly counts: DbStats = { commits: 0, transactions: 0, statements: 0 };
 
   constructor(opts: SqliteOptions) {
-    if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true });
+    const memory = opts.path === ':memory:';
+    if (!memory) mkdirSync(dirname(opts.path), { recursive: true });
+    const writer = {
+      path: opts.path,
+      synchronous: opts.synchronous ?? 'full',
+      busyTimeoutMs: opts.busyTimeoutMs ?? 5000,
+    };
+    this.transport = opts.transport ?? 'async';
     try {
-      this.raw = new Database(opts.path);
-      this.raw.pragma('journal_mode = WAL');
-      this.raw.pragma(`synchronous = ${opts.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
-      this.raw.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
-      this.raw.pragma('foreign_keys = ON');
+      if (!memory) {
+        // Opened first and here, so a bad path fails the constructor as it always did.
+        const r = new Database(opts.path);
+        r.pragma(`busy_timeout = ${writer.busyTimeoutMs}`);
+        r.pragma('journal_mode = WAL');
+        r.pragma('query_only = ON');
+        this.reader = r;
+      }
+      this.link =
+        memory || opts.writer === 'inline'
+          ? new InlineLink(writer)
+          : new ThreadLink(writer, opts.onFatal ?? throwLater);
+    } catch (err) {
+      this.reader?.close();
+      throw classifyStoreError(err);
+    }
+  }
+
+  /** The write connection, for the few places that need it (benchmarks, the disk-full test). */
+  get driver(): WriterDriver {
+    return {
+      pragma: (source, o) => {
+        const rows = this.direct({ text: `PRAGMA ${source}` });
+        return o?.simple ? Object.values(rows[0] ?? {})[0] : rows;
+      },
+      exec: (text) => {
+        this.direct({ text, script: true });
+      },
+    };
+  }
+
+  /** The writer thread (none when the writer is inline), for the tests that kill it. */
+  get thread(): Worker | undefined {
+    return this.link instanceof ThreadLink ? this.link.worker : undefined;
+  }
+
+  /** Commits, committed transactions and statements since the store was opened. */
+  stats(): DbStats {
+    return { ...this.counts };
+  }
+
+  async query<T = Row>(q: Sql): Promise<T[]> {
+    // A lone write commits like a transaction, so it joins the next group commit instead of paying an
+    // fsync of its own; reads run at once on the read connection.
+    const stmt = this.reader && !writes(q) ? this.readStatement(q.text) : undefined;
+    if (!stmt?.reader) return this.tx((t) => t.query<T>(q));
+    this.counts.statements++;
+    try {
+      return stmt.all(bindable(q.values)) as T[];
     } catch (err) {
       throw classifyStoreError(err);
     }
   }
 
-  /** The driver, for the few places that need it (benchmarks, the crash test). */
-  get driver(): Database.Database {
-    return this.raw;
-  }
-
-  private statement(text: string): Statement {
-    let stmt = this.statements.get(text);
+  private readStatement(text: string): Statement {
+    let stmt = this.readStatements.get(text);
     if (!stmt) {
-      stmt = this.raw.prepare(text) as Statement;
-      this.statements.set(text, stmt);
+      try {
+        stmt = this.reader!.prepare(text) as Statement;
+      } catch (err) {
+        throw classifyStoreError(err);
+      }
+      this.readStatements.set(text, stmt);
     }
     return stmt;
   }
 
-  /** Runs a statement now, without the mutex: only for callers that already hold it. */
-  runNow<T = Row>(q: Sql): T[] {
-    try {
-      if (q.script) {
-        this.raw.exec(q.text);
-        return [];
-      }
-      const stmt = this.statement(q.text);
-      const params = bindable(q.values);
-      if (stmt.reader) return stmt.all(params) as T[];
-      stmt.run(params);
-      return [];
-    } catch (err) {
-      throw classifyStoreError(err);
-    }
-  }
-
-  query<T = Row>(q: Sql): Promise<T[]> {
-    // A lone write commits like a transaction, so it joins the next group commit instead of paying an
-    // fsync of its own; reads run at once.
-    if (q.script || !READ_ONLY.test(q.text)) return this.tx((t) => t.query<T>(q));
-    return this.mutex.run(async () => this.runNow<T>(q));
+  /**
+   * Group commit: transactions that arrive while another group runs or commits wait together and share
+   * the next BEGIN … COMMIT, each inside its own SAVEPOINT. One that throws rolls back to its savepoint
+   * alone; none is answered before the COMMIT that makes it durable. With `synchronous=FULL` a commit
+   * costs an fsync, so N concurrent writers pay one fsync instead of N (see bench/core.ts).
+   */
+  tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    if (this.closing)
+      return Promise.reject(classifyStoreError(new Error('The database connection is not open')));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn: fn as Pending['fn'], resolve: resolve as Pending['resolve'], reject });
+      this.kick();
+    });
   }
 
   /**
-   * Group commit: transactions that arrive while another commits wait together and share the next
-   * BEGIN … COMMIT, each inside its own SAVEPOINT. One that throws rolls back to its savepoint alone;
-   * none is answered before the COMMIT that makes it durable. With `synchronous=FULL` a commit costs an
-   * fsync, so N concurrent writers pay one fsync instead of N (see bench/core.ts).
+   * The next group starts after this turn's I/O callbacks, so every request that arrived together
+   * joins it, not only the first.
    */
-  tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({
-        fn: fn as (db: Db) => Promise<unknown>,
-        resolve: resolve as (v: unknown) => void,
-        reject,
+  private kick(): void {
+    if (this.busy || this.kicked || this.queue.length === 0) return;
+    this.kicked = true;
+    setImmediate(() => {
+      this.kicked = false;
+      if (this.busy || this.queue.length === 0) return;
+      this.busy = true;
+      this.inflight++;
+      // Each group hands the writer back once; with async statements that is before its COMMIT returns.
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        this.busy = false;
+        this.kick();
+      };
+      void this.runGroup(release).finally(() => {
+        this.inflight--;
+        release();
+        if (this.inflight === 0 && this.queue.length === 0) for (const fn of this.idle.splice(0)) fn();
       });
-      if (!this.flushQueued) {
-        this.flushQueued = true;
-        void this.mutex.run(() => this.flush());
-      }
     });
   }
 
-  private async flush(): Promise<void> {
-    this.flushQueued = false;
-    const batch = this.queue.splice(0, MAX_GROUP);
-    if (this.queue.length > 0) {
-      this.flushQueued = true;
-      void this.mutex.run(() => this.flush());
-    }
-    if (batch.length === 0) return;
-    const outcomes: ({ ok: true; value: unknown; hooks: (() => void)[] } | { ok: false; error: unknown })[] =
-      [];
-    try {
-      // IMMEDIATE takes the write lock up front, so two processes never both read-then-write and deadlock.
-      this.runNow({ text: 'BEGIN IMMEDIATE' });
-    } catch (err) {
-      for (const item of batch) item.reject(err);
-      return;
-    }
-    for (const item of batch) {
-      const bound = new SqliteTx(this);
-      const single = batch.length === 1;
+  private async runGroup(release: () => void): Promise<void> {
+    const group: Group = { pre: ['begin'], begun: false, failure: undefined };
+    const members: { item: Pending; port: SqliteTx; ok: boolean; value?: unknown; error?: unknown }[] = [];
+    // Transactions that queue while the group runs join it: they would only wait for its COMMIT.
+    while (members.length < MAX_GROUP && group.failure === undefined) {
+      const item = this.queue.shift();
+      if (!item) break;
+      const port = new SqliteTx(this, group);
+      const member: (typeof members)[number] = { item, port, ok: false };
+      members.push(member);
       try {
-        if (!single) this.raw.exec('SAVEPOINT sb_group');
-        const value = await item.fn(bound);
-        if (!single) this.raw.exec('RELEASE sb_group');
-        outcomes.push({ ok: true, value, hooks: bound.hooks });
+        member.value = await item.fn(port);
+        member.ok = group.failure === undefined;
+        if (port.savepoint) group.pre.push('release');
       } catch (err) {
-        if (!single && this.raw.inTransaction) {
-          this.raw.exec('ROLLBACK TO sb_group');
-          this.raw.exec('RELEASE sb_group');
-        }
-        outcomes.push({ ok: false, error: classifyStoreError(err) });
+        member.error = classifyStoreError(err);
+        if (port.savepoint) group.pre.push('rollback-to');
       } finally {
-        bound.closed = true;
+        port.closed = true;
       }
     }
-    try {
-      if (batch.length === 1 && !outcomes[0]!.ok) {
-        if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
+    let failure = group.failure;
+    if (group.begun) {
+      if (failure === undefined && members.some((m) => m.ok)) {
+        const commit = this.safeAsync(this.control([...group.pre, 'commit']));
+        // With async statements the next group may queue its BEGIN behind this COMMIT right away.
+        if (this.transport === 'async') release();
+        const reply = await commit;
+        if ('failed' in reply) failure = reply.failed;
+        else if (reply.error) failure = classifyStoreError(rebuild(reply.error));
+        else this.counts.commits++;
       } else {
-        this.runNow({ text: 'COMMIT' });
+        try {
+          this.link.post(this.control([...group.pre, 'rollback']));
+        } catch {
+          // The writer is gone, and its transaction with it.
+        }
       }
-    } catch (err) {
-      if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
-      for (const item of batch) item.reject(classifyStoreError(err));
-      return;
     }
-    batch.forEach((item, i) => {
-      const o = outcomes[i]!;
-      if (o.ok) {
-        runHooks(o.hooks);
-        item.resolve(o.value);
-      } else item.reject(o.error);
-    });
+    for (const m of members) {
+      if (m.ok && failure === undefined) {
+        this.counts.transactions++;
+        runHooks(m.port.hooks);
+        m.item.resolve(m.value);
+      } else {
+        m.item.reject(m.error ?? failure);
+      }
+    }
+  }
+
+  private async safeAsync(op: WriterOp): Promise<WriterReply | { failed: unknown }> {
+    try {
+      return await this.link.async(op);
+    } catch (err) {
+      return { failed: err };
+    }
+  }
+
+  private control(pre: Control[]): WriterOp {
+    return { id: this.nextId++, pre, reply: REPLY.async };
+  }
+
+  private op(q: Sql, pre: Control[], inTx: boolean): WriterOp {
+    const op: WriterOp = { id: this.nextId++, reply: this.transport === 'sync' ? REPLY.sync : REPLY.async };
+    if (pre.length > 0) op.pre = pre;
+    if (inTx) op.inTx = true;
+    if (q.script) {
+      op.script = q.text;
+      return op;
+    }
+    let sid = this.sids.get(q.text);
+    if (sid === undefined) {
+      sid = this.sids.size + 1;
+      this.sids.set(q.text, sid);
+      op.text = q.text;
+    }
+    op.sid = sid;
+    op.params = bindable(q.values);
+    return op;
+  }
+
+  /** Runs one statement of `port`'s transaction on the write connection. */
+  async runInGroup<T>(port: SqliteTx, q: Sql): Promise<T[]> {
+    const group = port.group;
+    if (group.failure !== undefined) throw group.failure;
+    if (!port.savepoint) {
+      group.pre.push('savepoint');
+      port.savepoint = true;
+    }
+    const op = this.op(q, group.pre.splice(0), true);
+    group.begun = true;
+    this.counts.statements++;
+    let reply: WriterReply;
+    try {
+      reply = op.reply === REPLY.sync ? this.link.sync(op) : await this.link.async(op);
+    } catch (err) {
+      group.failure ??= err;
+      throw err;
+    }
+    if (reply.error) {
+      const err = classifyStoreError(rebuild(reply.error));
+      if (reply.error.during === 'control' || !reply.inTx) group.failure ??= err;
+      throw err;
+    }
+    return buffers<T>(reply.rows);
+  }
+
+  /** A statement on the write connection outside any group (the driver's callers hold no transaction). */
+  private direct(q: Sql): Row[] {
+    const reply = this.link.sync({ ...this.op(q, [], false), reply: REPLY.sync });
+    if (reply.error) throw classifyStoreError(rebuild(reply.error));
+    return buffers<Row>(reply.rows);
   }
 
   afterCommit(fn: () => void): void {
     setImmediate(() => runHooks([fn]));
   }
 
-  async close(): Promise<void> {
-    await this.mutex.run(async () => {
-      if (this.raw.open) this.raw.close();
-    });
+  /** Finishes every transaction already queued, then closes both connections and the writer thread. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (this.inflight > 0 || this.queue.length > 0) await new Promise<void>((r) => this.idle.push(r));
+      await this.link.close();
+      if (this.reader?.open) this.reader.close();
+    })();
+    return this.closing;
   }
 }
 
-class SqliteTx implements Db {
+export class SqliteTx implements Db {
   readonly dialect = 'sqlite' as const;
   readonly inTransaction = true;
   closed = false;
+  /** Whether this transaction's SAVEPOINT is open: taken with its first statement. */
+  savepoint = false;
   readonly hooks: (() => void)[] = [];
 
-  constructor(private readonly db: SqliteDb) {}
+  constructor(
+    private readonly db: SqliteDb,
+    readonly group: Group,
+  ) {}
 
   async query<T = Row>(q: Sql): Promise<T[]> {
     if (this.closed)
       throw new Error('transaction already finished: use the port the caller holds, not one kept from a tx');
-    return this.db.runNow<T>(q);
+    return this.db.runInGroup<T>(this, q);
   }
 
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
