@@ -24,9 +24,9 @@ const BODY = canonicalJson(buildEnvelope(sample(), DEFAULTS));
 
 /** The SQLite designs compared in one run: the default first. */
 export const SQLITE_DESIGNS: { label: string; opts: Pick<SqliteOptions, 'writer' | 'transport'> }[] = [
+  { label: 'connection on the event loop', opts: { writer: 'inline' } },
   { label: 'writer thread', opts: { writer: 'thread', transport: 'async' } },
   { label: 'writer thread, sync statements', opts: { writer: 'thread', transport: 'sync' } },
-  { label: 'connection on the event loop', opts: { writer: 'inline' } },
 ];
 /** As many appends in flight as the ingress bench has connections. */
 const IN_FLIGHT = 32;

@@ -13,9 +13,9 @@ import { type SqliteOptions, SqliteDb } from './sqlite.js';
 
 /** Every way `SqliteDb` can reach its write connection; the default first. */
 const DESIGNS: [string, Pick<SqliteOptions, 'writer' | 'transport'>][] = [
-  ['the writer thread', {}],
-  ['the writer thread with sync statements', { transport: 'sync' }],
-  ['the connection on the event loop', { writer: 'inline' }],
+  ['the connection on the event loop', {}],
+  ['the writer thread', { writer: 'thread' }],
+  ['the writer thread with sync statements', { writer: 'thread', transport: 'sync' }],
 ];
 
 const insert = (db: Db, id: string) =>
@@ -135,7 +135,7 @@ describe.each(DESIGNS)('SQLite through %s', (_name, design) => {
 describe('a writer thread that dies', () => {
   it('fails the transaction in flight, the queued ones and every later call with store_unavailable', async () => {
     const fatal: AppError[] = [];
-    const { db } = await open({ onFatal: (e) => fatal.push(e) });
+    const { db } = await open({ writer: 'thread', onFatal: (e) => fatal.push(e) });
     await db.tx((tx) => insert(tx, 'kept'));
     let inside!: () => void;
     const started = new Promise<void>((r) => {
@@ -171,7 +171,7 @@ describe('a writer thread that dies', () => {
   });
 
   it('leaves the file as of its last commit for the next start-up', async () => {
-    const { db, path } = await open({ onFatal: () => {} });
+    const { db, path } = await open({ writer: 'thread', onFatal: () => {} });
     const log = new EventLog(db, { tenant_id: 't', environment: 'e' });
     for (let i = 0; i < 10; i++) await log.append({ type: 'agent.tool.requested', redacted_summary: { i } });
     const cut = log.append({ type: 'agent.tool.requested', redacted_summary: { cut: true } });

@@ -15,8 +15,9 @@ export interface SqliteOptions {
   synchronous?: 'full' | 'normal';
   busyTimeoutMs?: number;
   /**
-   * Where the write connection lives: a worker thread (the default: commits never block this thread),
-   * or this thread (`inline`: what the bench compares against; `:memory:` always is).
+   * Where the write connection lives: on the event loop (`inline`), or in a worker thread (`thread`:
+   * commits never block the event loop, but every statement of a transaction crosses to it and back).
+   * Defaults to DEFAULT_WRITER; `:memory:` is always inline.
    */
   writer?: 'thread' | 'inline';
   /**
@@ -38,6 +39,15 @@ export interface WriterDriver {
   pragma(source: string, opts?: { simple?: boolean }): unknown;
   exec(sql: string): void;
 }
+
+/**
+ * Measured on the 2-core VM, same run (bench/ingress.ts, FULL): 2,389 webhooks/s with the connection on
+ * the event loop, 1,255/s with the writer thread. Group commit leaves a webhook 0.13 commits, so the
+ * fsync the thread takes off the event loop costs less than its ~15 statement hand-offs per webhook
+ * (~20 µs each between vCPUs). Slow disks (commits over ~2 ms) or fewer statements per request would
+ * tip it the other way; the bench prints both.
+ */
+export const DEFAULT_WRITER: 'inline' | 'thread' = 'inline';
 
 /** How many waiting transactions one commit may carry; bounds the latency one batch adds. */
 const MAX_GROUP = 256;
@@ -106,11 +116,11 @@ function buffers<T>(rows: Row[] | undefined): T[] {
 }
 
 /**
- * SQLite behind the port, with two connections. The write connection lives in a worker thread
- * (`sqlite-writer.ts`): every write and every statement of a transaction runs there, and COMMIT (the
- * fsync) runs there while this thread goes on serving HTTP. Reads outside a transaction run on a
- * read-only connection here, without waiting for any write (WAL: they see every committed transaction;
- * `tx` resolves only after its COMMIT, so a read after `await db.tx(…)` sees it).
+ * SQLite behind the port, with two connections. Every write and every statement of a transaction runs
+ * on the write connection: on the event loop, or in a worker thread (`sqlite-writer.ts`) where COMMIT
+ * and its fsync run while the event loop goes on serving HTTP. Reads outside a transaction run on a
+ * query_only connection on the event loop and wait for no write (WAL: they see every committed
+ * transaction; `tx` resolves only after its COMMIT, so a read after `await db.tx(…)` sees it).
  */
 export class SqliteDb implements Db {
   readonly dialect = 'sqlite' as const;
@@ -150,7 +160,7 @@ export class SqliteDb implements Db {
         this.reader = r;
       }
       this.link =
-        memory || opts.writer === 'inline'
+        memory || (opts.writer ?? DEFAULT_WRITER) === 'inline'
           ? new InlineLink(writer)
           : new ThreadLink(writer, opts.onFatal ?? throwLater);
     } catch (err) {
