@@ -24,9 +24,9 @@ const BODY = canonicalJson(buildEnvelope(sample(), DEFAULTS));
 
 /** The SQLite designs compared in one run: the default first. */
 export const SQLITE_DESIGNS: { label: string; opts: Pick<SqliteOptions, 'writer' | 'transport'> }[] = [
-  { label: 'connection on the event loop', opts: { writer: 'inline' } },
+  { label: 'writer on the event loop', opts: { writer: 'inline' } },
   { label: 'writer thread', opts: { writer: 'thread', transport: 'async' } },
-  { label: 'writer thread, sync statements', opts: { writer: 'thread', transport: 'sync' } },
+  { label: 'writer thread, sync', opts: { writer: 'thread', transport: 'sync' } },
 ];
 /** As many appends in flight as the ingress bench has connections. */
 const IN_FLIGHT = 32;
@@ -76,15 +76,13 @@ export async function benchAppend(): Promise<string[]> {
     out.push(line('SQLite (WAL, synchronous=FULL) bare INSERT', fmt(bareRate!)));
     stores.forEach((s, i) => {
       const r = ones[i]!;
-      out.push(
-        line(`SQLite append, one at a time: ${s.label}`, fmt(r), `ratio ${(r / bareRate!).toFixed(2)}`),
-      );
+      out.push(line(`SQLite append, 1 at a time, ${s.label}`, fmt(r), `ratio ${(r / bareRate!).toFixed(2)}`));
     });
     stores.forEach((s, i) => {
       const r = many[i]!;
       out.push(
         line(
-          `SQLite append, ${IN_FLIGHT} in flight: ${s.label}`,
+          `SQLite append, ${IN_FLIGHT} in flight, ${s.label}`,
           fmt(r),
           `ratio ${(r / bareRate!).toFixed(2)} (target ≥ 0.90); ${commits[i]!.toFixed(2)} commits per append`,
         ),

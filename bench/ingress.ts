@@ -162,7 +162,7 @@ async function benchOne(sync: Sync, body: string, headers: Record<string, string
     for (const o of ours) {
       out.push(
         line(
-          `POST /v1/ingress/github (SQLite, ${S}): ${o.label}`,
+          `POST /v1/ingress/github (${S}), ${o.label}`,
           `${fmt(o.r.rps)}/s`,
           `p99 ${o.r.p99} ms, p50 ${o.r.p50} ms; ratio ${(o.r.rps / bareRps).toFixed(2)} (target ≥ 5,000/s and ≥ 0.70)`,
         ),

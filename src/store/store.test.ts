@@ -128,6 +128,31 @@ describe.each(DIALECTS)('store contract on %s', (dialect) => {
     expect(rows.map((r) => r.event_id)).toEqual(['outside']);
   });
 
+  it('counts its commits, committed transactions and statements', async () => {
+    store = await freshStore(dialect);
+    const { db } = store;
+    const before = db.stats!();
+    await db.tx(async (tx) => {
+      await tx.query({ text: 'SELECT 1 AS one' });
+      await tx.query({
+        text: 'INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)',
+        values: ['stats', 's1', 1],
+      });
+    });
+    await db.query({
+      text: 'INSERT INTO inbox (consumer, event_id, processed_at) VALUES ($1, $2, $3)',
+      values: ['stats', 's2', 1],
+    });
+    await db.query({ text: 'SELECT COUNT(*) AS n FROM inbox' });
+    await expect(db.tx(async () => Promise.reject(new Error('rolled back')))).rejects.toThrow();
+    const after = db.stats!();
+    expect({
+      commits: after.commits - before.commits,
+      transactions: after.transactions - before.transactions,
+      statements: after.statements - before.statements,
+    }).toEqual({ commits: 2, transactions: 2, statements: 4 });
+  });
+
   it('round-trips bytes, big integers below 2^53 and nulls', async () => {
     store = await freshStore(dialect);
     const { db } = store;
