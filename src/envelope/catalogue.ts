@@ -63,6 +63,9 @@ export const EVENT_TYPES = [
   'integration.delivery.replayed',
   'integration.endpoint.disabled',
   'integration.endpoint.enabled',
+  // reach (src/reach): a touch reaching the gate, and its outcome (or its refusal before the gate)
+  'agent.touch.requested',
+  'agent.touch.completed',
   // ears
   'integration.webhook.accepted',
   'integration.webhook.rejected',

@@ -21,6 +21,8 @@ export const ID_PREFIXES = {
   revocation: 'rvk',
   /** A trigger run (ingress admission): one pending or started run of a trigger. */
   run: 'run',
+  /** A touch through the reach layer (src/reach), when the caller gave no request id of its own. */
+  touch: 'tch',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -6,6 +6,7 @@ import { ingressModule } from '../ingress/module.js';
 import { LOG_MIGRATIONS } from '../log/index.js';
 import { mcpModule } from '../mcp/module.js';
 import { notifyModule } from '../notify/module.js';
+import { reachModule } from '../reach/module.js';
 import { repliesModule } from '../replies/module.js';
 import { runtimeIntents } from '../runtimes/index.js';
 import { runtimesModule } from '../runtimes/module.js';
@@ -33,6 +34,7 @@ export function allModules() {
     notifyModule(),
     mcpModule(),
     signalsModule(),
+    reachModule(),
   ] as const;
 }
 

@@ -1,0 +1,31 @@
+import type { Principal } from '../kernel/module.js';
+import { port } from '../kernel/port.js';
+import type { ParsedTouchRequest, ToolListing, TouchRequest, TouchResponse } from './protocol.js';
+
+export type { ParsedTouchRequest, ToolListing, TouchRequest, TouchResponse };
+
+/** Who touches: the key (never the body), the task it acts for, the session if the runtime said. */
+export interface TouchCaller {
+  principal: Principal;
+  task_id: string | null;
+  session_id?: string;
+}
+
+export interface ReachService {
+  /** The registry as GET /v1/tools lists it, memory tools included, sorted by name. */
+  list(): ToolListing[];
+  /**
+   * One touch. `wait`: answer when done whatever the tool's channel (MCP calls); `onPartial`: the
+   * stream channel's partial lines, PII redacted.
+   */
+  touch(
+    req: TouchRequest,
+    caller: TouchCaller,
+    opts?: { wait?: boolean; onPartial?: (text: string) => void },
+  ): Promise<TouchResponse>;
+  /** GET /v1/touch/{id}: the caller's own touch only. Reads, never writes. */
+  status(caller: string, requestId: string): Promise<TouchResponse | undefined>;
+}
+
+/** The reach registry and touch engine (src/reach/module.ts provides it; the MCP server lists its tools). */
+export const reachPort = port<ReachService>('reach');
