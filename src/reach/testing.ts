@@ -247,8 +247,10 @@ export async function reachApp(opts: {
   tools?: InProcessTool[];
   gate?: boolean;
   modules?: Module[];
+  /** `egress.allow` for the tools' egress (default: 127.0.0.1). */
+  allow?: string[];
 }): Promise<ReachApp> {
-  const egress = testEgress(['127.0.0.1']);
+  const egress = testEgress(opts.allow ?? ['127.0.0.1']);
   const modules: Module[] = [coreModule(), approvalsModule({ expiryWorker: false })];
   if (opts.gate !== false) modules.push(gateModule({ watch: false, sighup: false }));
   modules.push(
