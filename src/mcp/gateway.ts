@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AskApprovalArgs, ReportProgressArgs } from '../notify/schema.js';
 import type { ProgressResult } from '../notify/port.js';
+import type { ToolListing, TouchResponse } from '../reach/protocol.js';
 import type { ApprovalOutcome, ProgressSink } from './tools.js';
 
 /**
@@ -70,6 +71,70 @@ export class Gateway {
       );
     }
     return json as T;
+  }
+
+  /** The reach registry; empty when the gateway runs no reach module (404) or has no tools. */
+  async tools(): Promise<ToolListing[]> {
+    try {
+      return (await this.call<{ tools: ToolListing[] }>('GET', '/v1/tools')).tools;
+    } catch (err) {
+      if (/answered 404\b/.test((err as Error).message)) return [];
+      throw err;
+    }
+  }
+
+  /**
+   * One touch on the stream channel, so the answer comes when the tool is done whatever its own
+   * channel (an MCP call waits), partial lines on the way. A refusal is returned, not thrown.
+   */
+  async touch(
+    tool_name: string,
+    params: Record<string, unknown>,
+    signal?: AbortSignal,
+    onPartial?: (text: string) => void,
+  ): Promise<TouchResponse> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.o.key}`,
+      accept: 'application/json',
+      'content-type': 'application/json',
+    };
+    if (this.o.taskId) headers['x-switchboard-task'] = this.o.taskId;
+    const res = await (this.o.fetch ?? fetch)(new URL('/v1/touch', this.o.url), {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ tool_name, params, channel: 'stream' }),
+      ...(signal ? { signal } : {}),
+    });
+    if ((res.headers.get('content-type') ?? '').includes('text/event-stream') && res.body) {
+      // Events are read as they arrive, so partial lines reach the MCP client while the tool runs.
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      let result: TouchResponse | undefined;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (value) buffer += value;
+        let at = buffer.indexOf('\n\n');
+        while (at !== -1) {
+          const block = buffer.slice(0, at);
+          buffer = buffer.slice(at + 2);
+          at = buffer.indexOf('\n\n');
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (!data) continue;
+          if (event === 'partial') onPartial?.((JSON.parse(data) as { text: string }).text);
+          if (event === 'result') result = JSON.parse(data) as TouchResponse;
+        }
+        if (done) break;
+      }
+      if (result) return result;
+      throw new Error('the gateway ended the stream without a result');
+    }
+    const json = (await res.json().catch(() => undefined)) as
+      | (TouchResponse & { error?: { code?: string } })
+      | undefined;
+    if (json && typeof json.request_id === 'string') return json;
+    const e = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
+    throw new Error(`the gateway answered ${res.status} ${e?.code ?? ''}: ${e?.message ?? 'no message'}`);
   }
 
   reportProgress(args: ReportProgressArgs): Promise<ProgressResult> {

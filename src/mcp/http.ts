@@ -6,11 +6,45 @@ import type { App, Deps } from '../kernel/module.js';
 import type { OptionalPort, Port } from '../kernel/port.js';
 import type { Reporter } from '../notify/port.js';
 import type { ApprovalService } from '../approvals/port.js';
+import { mcpResult, mcpToolDef } from '../reach/mcp.js';
+import type { ReachService } from '../reach/port.js';
 import { askViaService } from './approval.js';
 import { McpSessions } from './sessions.js';
-import { buildMcpServer } from './tools.js';
+import { buildMcpServer, type ExtraTools } from './tools.js';
 
-type McpDeps = Deps<{ reporter: Port<Reporter>; approvals: OptionalPort<ApprovalService> }>;
+type McpDeps = Deps<{
+  reporter: Port<Reporter>;
+  approvals: OptionalPort<ApprovalService>;
+  reach: OptionalPort<ReachService>;
+}>;
+
+/**
+ * The reach registry as MCP tools, calls in process: the connection's key and task are the caller,
+ * the call waits for the result whatever the tool's channel, partial lines go out as progress.
+ */
+function reachTools(services: McpDeps): (ctx: ReturnType<typeof reportContext>) => ExtraTools | undefined {
+  let defs: ExtraTools['tools'] | undefined;
+  return (ctx) => {
+    const reach = services.reach;
+    if (!reach) return undefined;
+    defs ??= reach.list().map(mcpToolDef);
+    const caller = {
+      principal: ctx.principal,
+      task_id: ctx.task_id,
+      ...(ctx.session_id ? { session_id: ctx.session_id } : {}),
+    };
+    return {
+      tools: defs,
+      async call(name, args, progress) {
+        const r = await reach.touch({ tool_name: name, params: args }, caller, {
+          wait: true,
+          onPartial: (text) => void progress(text).catch(() => {}),
+        });
+        return mcpResult(r);
+      },
+    };
+  };
+}
 
 /** JSON-RPC's parse error, answered before the transport sees a body it could not read. */
 const PARSE_ERROR = {
@@ -26,18 +60,18 @@ const PARSE_ERROR = {
  * so the module can close it on stop.
  */
 export function mountMcp(app: App, services: McpDeps, opts: { echo?: boolean } = {}): McpSessions {
-  const sessions = new McpSessions(
-    (ctx) =>
-      buildMcpServer(
-        {
-          reportProgress: (args) => services.reporter.report(args, ctx),
-          askApproval: (args, progress, signal) =>
-            askViaService(services.approvals, args, ctx, progress, signal),
-        },
-        opts,
-      ),
-    services.now,
-  );
+  const extra = reachTools(services);
+  const sessions = new McpSessions((ctx) => {
+    const tools = extra(ctx);
+    return buildMcpServer(
+      {
+        reportProgress: (args) => services.reporter.report(args, ctx),
+        askApproval: (args, progress, signal) =>
+          askViaService(services.approvals, args, ctx, progress, signal),
+      },
+      { ...opts, ...(tools ? { extra: tools } : {}) },
+    );
+  }, services.now);
   app.post('/mcp', requireRole(services.keys, 'agent'), async (c) => {
     const ctx = reportContext(c);
     const bytes = await readBody(c, services.config.server.body_limit_bytes);

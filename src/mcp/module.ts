@@ -2,6 +2,7 @@ import { approvalsPort } from '../approvals/port.js';
 import { defineModule } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
 import { reporterPort } from '../notify/port.js';
+import { reachPort } from '../reach/port.js';
 import { mountMcp } from './http.js';
 import type { McpSessions } from './sessions.js';
 
@@ -10,11 +11,12 @@ export interface McpModuleOptions {
   echoTool?: boolean;
 }
 
-const requires = { reporter: reporterPort, approvals: optional(approvalsPort) };
+const requires = { reporter: reporterPort, approvals: optional(approvalsPort), reach: optional(reachPort) };
 
 /**
  * MCP over Streamable HTTP at `/mcp`: `report_progress` through notify's reporter, `ask_approval`
- * through approvals (an MCP client without the approvals module gets a clear tool error).
+ * through approvals (an MCP client without the approvals module gets a clear tool error), and every
+ * reach registry tool and memory tool when the reach module runs.
  */
 export function mcpModule(opts: McpModuleOptions = {}) {
   let sessions: McpSessions | undefined;

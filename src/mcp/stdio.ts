@@ -1,14 +1,28 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { mcpResult, mcpToolDef } from '../reach/mcp.js';
 import { Gateway, type GatewayOptions } from './gateway.js';
-import { buildMcpServer } from './tools.js';
+import { buildMcpServer, type ExtraTools } from './tools.js';
 
 /** `switchboard mcp`: a thin MCP server on stdio whose tools call the gateway over HTTP. */
 export async function serveStdio(opts: GatewayOptions): Promise<void> {
   const gateway = new Gateway(opts);
-  const server = buildMcpServer({
-    reportProgress: (args) => gateway.reportProgress(args),
-    askApproval: (args, progress, signal) => gateway.askApproval(args, progress, signal),
+  // The reach registry is read once at start (it changes only with the gateway's config).
+  const listed = await gateway.tools().catch((err: unknown) => {
+    process.stderr.write(`switchboard mcp: the tool registry could not be read: ${(err as Error).message}\n`);
+    return [];
   });
+  const extra: ExtraTools = {
+    tools: listed.map(mcpToolDef),
+    call: async (name, args, progress, signal) =>
+      mcpResult(await gateway.touch(name, args, signal, (text) => void progress(text).catch(() => {}))),
+  };
+  const server = buildMcpServer(
+    {
+      reportProgress: (args) => gateway.reportProgress(args),
+      askApproval: (args, progress, signal) => gateway.askApproval(args, progress, signal),
+    },
+    { extra },
+  );
   const transport = new StdioServerTransport();
   await server.connect(transport);
   // stdout belongs to the protocol: nothing else may be printed there while the server runs.

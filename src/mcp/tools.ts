@@ -10,6 +10,7 @@ import {
   reportProgressSchema,
 } from '../notify/schema.js';
 import type { ProgressResult } from '../notify/port.js';
+import type { McpToolDef, McpToolResult } from '../reach/mcp.js';
 
 /**
  * The two tools, one definition for both transports: `/mcp` binds them to the services in-process,
@@ -30,7 +31,36 @@ export interface ToolHandlers {
   askApproval(args: AskApprovalArgs, progress: ProgressSink, signal: AbortSignal): Promise<ApprovalOutcome>;
 }
 
+/** The reach registry's tools (src/reach), listed beside the two built-in tools when reach runs. */
+export interface ExtraTools {
+  tools: readonly McpToolDef[];
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    progress: ProgressSink,
+    signal: AbortSignal,
+  ): Promise<McpToolResult>;
+}
+
 export const SERVER_INFO = { name: 'switchboard', version: '0.1.0' };
+
+/**
+ * A registry tool's schema for the SDK: a zod object that lets every argument through (reach checks
+ * them with the tool's compiled JSON Schema and answers INVALID_PARAMS a model can act on), carrying
+ * the JSON Schema as metadata so `tools/list` shows it as written. One per definition, built once.
+ */
+const passThrough = new WeakMap<McpToolDef, z.ZodType>();
+function sdkSchema(def: McpToolDef): z.ZodType {
+  let s = passThrough.get(def);
+  if (!s) {
+    s = z.looseObject({}).meta({ ...def.inputSchema });
+    passThrough.set(def, s);
+  }
+  return s;
+}
+
+/** At most this many progress notifications per call: a stream of partials is news, not a transcript. */
+const MAX_PROGRESS_PER_CALL = 100;
 
 function ok(value: object): CallToolResult {
   return {
@@ -45,7 +75,29 @@ function failure(err: unknown): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: message }] };
 }
 
-export function buildMcpServer(h: ToolHandlers, opts: { echo?: boolean } = {}): McpServer {
+function progressSink(extra: {
+  _meta?: { progressToken?: string | number };
+  sendNotification: (n: {
+    method: 'notifications/progress';
+    params: { progressToken: string | number; progress: number; message: string };
+  }) => Promise<void>;
+}): ProgressSink {
+  const token = extra._meta?.progressToken;
+  let step = 0;
+  return async (message) => {
+    if (token === undefined || step >= MAX_PROGRESS_PER_CALL) return;
+    step += 1; // the spec requires `progress` to increase with every notification
+    await extra.sendNotification({
+      method: 'notifications/progress',
+      params: { progressToken: token, progress: step, message },
+    });
+  };
+}
+
+export function buildMcpServer(
+  h: ToolHandlers,
+  opts: { echo?: boolean; extra?: ExtraTools } = {},
+): McpServer {
   const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
   server.registerTool(
     'report_progress',
@@ -79,6 +131,20 @@ export function buildMcpServer(h: ToolHandlers, opts: { echo?: boolean } = {}): 
       }
     },
   );
+  for (const def of opts.extra?.tools ?? []) {
+    const extra = opts.extra!;
+    server.registerTool(
+      def.name,
+      { description: def.description, inputSchema: sdkSchema(def), annotations: def.annotations },
+      async (args, x) => {
+        try {
+          return await extra.call(def.name, args as Record<string, unknown>, progressSink(x), x.signal);
+        } catch (err) {
+          return failure(err);
+        }
+      },
+    );
+  }
   if (opts.echo) {
     // The bench's baseline: the cheapest tool the SDK can serve, on the same server and transport.
     server.registerTool('echo', { inputSchema: z.strictObject({ text: z.string() }) }, async ({ text }) => ({

@@ -100,7 +100,7 @@ function pathOf(instancePath: string, extra?: string): string {
 
 function describe(value: unknown): string {
   if (value === null) return 'null';
-  if (Array.isArray(value)) return `an array (${value.length} items)`;
+  if (Array.isArray(value)) return `an array of ${value.length} item${value.length === 1 ? '' : 's'}`;
   const t = typeof value;
   const shown = JSON.stringify(value);
   const short = shown !== undefined && shown.length > 40 ? `${shown.slice(0, 37)}…` : shown;
