@@ -75,6 +75,31 @@ approvalsCmd
   .option('--json', 'print the approval as JSON')
   .action(async (id, opts) => (await import('./approvals.js')).reject(id, opts));
 
+const toolsCmd = program
+  .command('tools')
+  .description('the reach tool registry (talks to the gateway at SWITCHBOARD_URL with SWITCHBOARD_KEY)');
+toolsCmd
+  .command('list')
+  .description('one line per tool: name, kind, permission, channel, timeout, description')
+  .option('--json', 'one JSON object per line')
+  .action(async (opts) => (await import('./reach.js')).listTools(opts));
+program
+  .command('touch')
+  .description(
+    'call a reach tool: switchboard touch ticket.query \'{"status":"open"}\' (prints the processed result)',
+  )
+  .argument('<tool>', 'the tool name (switchboard tools list)')
+  .argument('[json]', 'the params as a JSON object', '{}')
+  .option('--channel <channel>', "sync, async or stream (default: the tool's own)")
+  .option(
+    '--request-id <id>',
+    'an idempotency key; repeat it to fetch the answer or resume after an approval',
+  )
+  .option('--timeout <seconds>', "shorten the tool's deadline")
+  .option('--no-wait', 'with an async touch: print the request id instead of waiting for the result')
+  .option('--json', 'print the whole TouchResponse as JSON')
+  .action(async (tool, json, opts) => (await import('./reach.js')).touch(tool, json, opts));
+
 const ingress = program.command('ingress').description('webhook ingress');
 ingress
   .command('replay <delivery>')

@@ -7,14 +7,14 @@ import { tokenCount } from './tokens.js';
  * The context processor (seed §4): a tool's raw answer never goes to the model as is. PII is
  * redacted first, then the result is shaped:
  *
- * - `raw`: everything (redacted), as JSON.
+ * - `raw`: everything (redacted): nothing left out.
  * - `head_tail`: the first and last `keep` items of every list longer than `2 × keep`, with a marker
  *   saying how many were left out between them — the seed's fix for the model that read only the
  *   last rows of 400.
  * - `summary`: how many items, the field names, counts of enum-like fields (≤ 12 distinct values),
  *   min/max of numeric ones, and the first `keep` rows — enough to decide the next step.
  *
- * Rows are rendered as `field: value` text (what MCP's text content carries), which costs fewer tokens
+ * In every mode rows are also rendered as `field: value` text (what MCP's text content carries), which costs fewer tokens
  * than nested JSON and is easier for a model to read. Tokens are counted on the JSON a naive
  * integration would paste (before) and on that text (after); both go on the completion event.
  */
@@ -183,7 +183,7 @@ export function processResult(raw: unknown, o: ContextOptions): Processed {
   if (o.mode === 'raw') {
     data = redacted;
     total = Array.isArray(redacted) ? redacted.length : undefined;
-    text = before;
+    text = renderText(redacted);
   } else {
     const shaped = shapeLists(
       redacted,
