@@ -7,6 +7,7 @@ import { benchHooks } from './hooks.js';
 import { benchIngress } from './ingress.js';
 import { benchNotify } from './notify.js';
 import { benchPhone } from './phone.js';
+import { benchReach } from './reach.js';
 
 /**
  * `npm run bench`: every performance goal of the project, each printed beside a bare baseline
@@ -22,6 +23,7 @@ const SECTIONS: Record<string, () => Promise<string[]>> = {
   hooks: benchHooks,
   notify: benchNotify,
   phone: benchPhone,
+  reach: benchReach,
 };
 
 const only = process.argv.slice(2);

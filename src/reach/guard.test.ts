@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../envelope/index.js';
@@ -348,5 +351,30 @@ describe('the touch request itself', () => {
   it('answers 404 for an unknown touch id and for a malformed one', async () => {
     expect((await r.get('/v1/touch/tch_nope')).status).toBe(404);
     expect((await r.get('/v1/touch/%2e%2e%2fetc')).status).toBe(404);
+  });
+});
+
+describe('in-process tools from reach.modules', () => {
+  it('loads a module exporting { name, schema, run } and touches it with no network hop', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-reach-mod-'));
+    const file = join(dir, 'tools.mjs');
+    writeFileSync(
+      file,
+      `export const add = { name: 'math.add', description: 'adds', schema: { type: 'object', required: ['a', 'b'], properties: { a: { type: 'number' }, b: { type: 'number' } } }, run: (p) => ({ sum: p.a + p.b }) };\n`,
+    );
+    const r = await reachApp({ config: { reach: { modules: [file] } } });
+    try {
+      const listed = await r.get('/v1/tools');
+      expect(
+        (listed.body.tools as { name: string; kind: string }[]).find((t) => t.name === 'math.add'),
+      ).toMatchObject({ kind: 'module' });
+      const { body } = await r.touch({ tool_name: 'math.add', params: { a: 2, b: 3 } });
+      expect(body).toMatchObject({ ok: true, data: { sum: 5 } });
+      const bad = await r.touch({ tool_name: 'math.add', params: { a: 2, b: 'three' } });
+      expect(bad.body.error).toMatchObject({ code: 'INVALID_PARAMS' });
+    } finally {
+      await r.cleanup();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../config/load.js';
 import { parseConfig } from '../server/config.js';
 import { parseSql } from './backends/sql-params.js';
 import { processResult, renderText } from './context.js';
+import { TOUCH_ERRORS } from './protocol.js';
 import { closeSchema, compileInputSchema, explain } from './schema.js';
 import { nearestNames } from './suggest.js';
 import { tickets } from './testing.js';
@@ -210,5 +212,44 @@ describe('context processing', () => {
     );
     expect(p.data).toEqual({ phone: '[redacted:cn_mobile]' });
     expect(p.text).toBe('phone: [redacted:cn_mobile]');
+  });
+});
+
+describe('the documentation', () => {
+  it('lists every touch error code with its HTTP status in docs/reach.md', () => {
+    const doc = readFileSync(new URL('../../docs/reach.md', import.meta.url), 'utf8');
+    for (const [code, e] of Object.entries(TOUCH_ERRORS))
+      expect(doc).toContain(`| \`${code}\` | ${e.status} |`);
+  });
+
+  it('documents every tools and reach key in docs/config.md', () => {
+    const doc = readFileSync(new URL('../../docs/config.md', import.meta.url), 'utf8');
+    for (const k of [
+      'kind',
+      'description',
+      'input_schema',
+      'timeout',
+      'timeout_ms',
+      'permission',
+      'concurrency',
+      'channel',
+      'estimate_ms',
+      'context.mode',
+      'redact',
+      'sql.query',
+      'http.url',
+      'command',
+    ])
+      expect(doc).toContain(`\`tools.<name>.${k}\``);
+    for (const k of [
+      'touch_cap_per_task',
+      'max_result_bytes',
+      'result_ttl_seconds',
+      'modules',
+      'memory.enabled',
+      'memory.short_term',
+      'memory.max_value_bytes',
+    ])
+      expect(doc).toContain(`\`reach.${k}\``);
   });
 });
