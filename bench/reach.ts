@@ -44,7 +44,10 @@ async function timed(n: number, fn: (i: number) => Promise<unknown>): Promise<nu
   return out;
 }
 
-async function throughput(clients: Client[], call: (c: Client, i: number) => Promise<unknown>): Promise<number> {
+async function throughput(
+  clients: Client[],
+  call: (c: Client, i: number) => Promise<unknown>,
+): Promise<number> {
   let done = 0;
   let next = 0;
   const start = performance.now();
@@ -79,8 +82,15 @@ export async function benchReach(): Promise<string[]> {
     tools: {
       'ticket.query': {
         kind: 'sql',
-        input_schema: { type: 'object', required: ['status'], properties: { status: { enum: ['open', 'pending', 'closed'] } } },
-        sql: { database: tdb.path, query: 'SELECT id, title, status FROM tickets WHERE status = :status LIMIT 5' },
+        input_schema: {
+          type: 'object',
+          required: ['status'],
+          properties: { status: { enum: ['open', 'pending', 'closed'] } },
+        },
+        sql: {
+          database: tdb.path,
+          query: 'SELECT id, title, status FROM tickets WHERE status = :status LIMIT 5',
+        },
       },
     },
   });
@@ -90,49 +100,116 @@ export async function benchReach(): Promise<string[]> {
     logger: pino({ level: 'silent' }),
     env: {},
     defaultMetrics: false,
-    modules: [coreModule(), approvalsModule(), gateModule({ watch: false, sighup: false }), notifyModule(), mcpModule({ echoTool: true }), reach],
+    modules: [
+      coreModule(),
+      approvalsModule(),
+      gateModule({ watch: false, sighup: false }),
+      notifyModule(),
+      mcpModule({ echoTool: true }),
+      reach,
+    ],
   });
   const out: string[] = ['reach (touch protocol, SQLite store synchronous=normal)'];
   try {
     const svc = server.kernel.get(reachPort)!;
     const caller = { principal: { name: 'bench', role: 'agent' as const }, task_id: null };
-    const ctx = { signal: new AbortController().signal, caller: 'bench', task_id: null, owner: 'bench', partial: () => {} };
+    const ctx = {
+      signal: new AbortController().signal,
+      caller: 'bench',
+      task_id: null,
+      owner: 'bench',
+      partial: () => {},
+    };
 
     const direct = summarize(await timed(CALLS, async (i) => echo.run({ text: `hi ${i}` }, ctx)));
-    const touched = summarize(await timed(CALLS, (i) => svc.touch({ tool_name: 'bench.echo', params: { text: `hi ${i}` } }, caller)));
+    const touched = summarize(
+      await timed(CALLS, (i) => svc.touch({ tool_name: 'bench.echo', params: { text: `hi ${i}` } }, caller)),
+    );
     out.push(line('echo tool, called directly, p50', `${fmt(direct.p50 * 1000, 1)} µs`));
-    out.push(line('echo tool through touch(), p50 / p99', `${fmt(touched.p50, 3)} / ${fmt(touched.p99, 3)} ms`));
     out.push(
-      line('touch overhead in process, p50', `${fmt(touched.p50 - direct.p50, 3)} ms`, 'goal < 0.3 ms (gate + 2 commits + 2 vault seals)'),
+      line('echo tool through touch(), p50 / p99', `${fmt(touched.p50, 3)} / ${fmt(touched.p99, 3)} ms`),
+    );
+    out.push(
+      line(
+        'touch overhead in process, p50',
+        `${fmt(touched.p50 - direct.p50, 3)} ms`,
+        'goal < 0.3 ms (gate + 2 commits + 2 vault seals)',
+      ),
     );
 
     const tool = reach.engine!.tools.get('ticket.query')!;
-    const runCtx = { signal: new AbortController().signal, timeoutMs: 8000, maxBytes: 1 << 20, caller: 'bench', task_id: null, owner: 'bench' };
+    const runCtx = {
+      signal: new AbortController().signal,
+      timeoutMs: 8000,
+      maxBytes: 1 << 20,
+      caller: 'bench',
+      task_id: null,
+      owner: 'bench',
+    };
     const sqlDirect = summarize(await timed(CALLS / 2, () => tool.backend.run({ status: 'open' }, runCtx)));
-    const sqlTouched = summarize(await timed(CALLS / 2, () => svc.touch({ tool_name: 'ticket.query', params: { status: 'open' } }, caller)));
+    const sqlTouched = summarize(
+      await timed(CALLS / 2, () =>
+        svc.touch({ tool_name: 'ticket.query', params: { status: 'open' } }, caller),
+      ),
+    );
     out.push(line('sql tool backend directly (worker thread), p50', `${fmt(sqlDirect.p50, 3)} ms`));
-    out.push(line('sql tool through touch(), p50', `${fmt(sqlTouched.p50, 3)} ms`, `overhead ${fmt(sqlTouched.p50 - sqlDirect.p50, 3)} ms`));
+    out.push(
+      line(
+        'sql tool through touch(), p50',
+        `${fmt(sqlTouched.p50, 3)} ms`,
+        `overhead ${fmt(sqlTouched.p50 - sqlDirect.p50, 3)} ms`,
+      ),
+    );
 
     const clients = await Promise.all(
       Array.from({ length: CLIENTS }, async () => {
         const c = new Client({ name: 'bench', version: '1' });
-        await c.connect(new StreamableHTTPClientTransport(new URL('/mcp', server.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
+        await c.connect(
+          new StreamableHTTPClientTransport(new URL('/mcp', server.url), {
+            requestInit: { headers: { authorization: `Bearer ${KEY}` } },
+          }),
+        );
         return c;
       }),
     );
     const one = clients[0]!;
-    const sdkEcho = summarize(await timed(CALLS / 2, (i) => one.callTool({ name: 'echo', arguments: { text: `hi ${i}` } })));
-    const mcpTouch = summarize(await timed(CALLS / 2, (i) => one.callTool({ name: 'bench.echo', arguments: { text: `hi ${i}` } })));
+    const sdkEcho = summarize(
+      await timed(CALLS / 2, (i) => one.callTool({ name: 'echo', arguments: { text: `hi ${i}` } })),
+    );
+    const mcpTouch = summarize(
+      await timed(CALLS / 2, (i) => one.callTool({ name: 'bench.echo', arguments: { text: `hi ${i}` } })),
+    );
     out.push(line('MCP: SDK echo tool, p50', `${fmt(sdkEcho.p50, 3)} ms`));
-    out.push(line('MCP: reach echo tool, p50', `${fmt(mcpTouch.p50, 3)} ms`, `overhead ${fmt(mcpTouch.p50 - sdkEcho.p50, 3)} ms`));
-    const echoRate = await throughput(clients, (c, i) => c.callTool({ name: 'echo', arguments: { text: `hi ${i}` } }));
-    const touchRate = await throughput(clients, (c, i) => c.callTool({ name: 'bench.echo', arguments: { text: `hi ${i}` } }));
+    out.push(
+      line(
+        'MCP: reach echo tool, p50',
+        `${fmt(mcpTouch.p50, 3)} ms`,
+        `overhead ${fmt(mcpTouch.p50 - sdkEcho.p50, 3)} ms`,
+      ),
+    );
+    const echoRate = await throughput(clients, (c, i) =>
+      c.callTool({ name: 'echo', arguments: { text: `hi ${i}` } }),
+    );
+    const touchRate = await throughput(clients, (c, i) =>
+      c.callTool({ name: 'bench.echo', arguments: { text: `hi ${i}` } }),
+    );
     out.push(line(`MCP throughput, ${CLIENTS} clients: SDK echo`, `${fmt(echoRate)} calls/s`));
-    out.push(line(`MCP throughput, ${CLIENTS} clients: reach echo`, `${fmt(touchRate)} calls/s`, `${fmt(touchRate / echoRate, 2)}× echo (goal ≥ 0.8×)`));
+    out.push(
+      line(
+        `MCP throughput, ${CLIENTS} clients: reach echo`,
+        `${fmt(touchRate)} calls/s`,
+        `${fmt(touchRate / echoRate, 2)}× echo (goal ≥ 0.8×)`,
+      ),
+    );
     await Promise.all(clients.map((c) => c.close()));
 
     const rows = tickets();
-    const p = processResult(rows, { mode: 'head_tail', keep: 5, max_string: 500, redact: ['cn_mobile', 'cn_id_card', 'bank_card', 'email'] });
+    const p = processResult(rows, {
+      mode: 'head_tail',
+      keep: 5,
+      max_string: 500,
+      redact: ['cn_mobile', 'cn_id_card', 'bank_card', 'email'],
+    });
     const fields = Object.keys(rows[0]!).every((f) => p.text.includes(`${f}: `));
     out.push(
       line(
@@ -142,7 +219,12 @@ export async function benchReach(): Promise<string[]> {
       ),
     );
     const s = processResult(rows, { mode: 'summary', keep: 3, max_string: 500, redact: [] });
-    out.push(line('400 rows, summary: tokens before → after', `${fmt(s.report.tokens_before)} → ${fmt(s.report.tokens_after)}`));
+    out.push(
+      line(
+        '400 rows, summary: tokens before → after',
+        `${fmt(s.report.tokens_before)} → ${fmt(s.report.tokens_after)}`,
+      ),
+    );
   } finally {
     await server.stop();
     tdb.cleanup();
