@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../envelope/index.js';
 import { auth } from '../server/testing.js';
 import type { InProcessTool } from './inprocess.js';
+import * as q from './sql.js';
 import { type ReachApp, reachApp, ticketsSqlite } from './testing.js';
 
 /** The guard around every touch: the gate, approvals, concurrency, the task cap, idempotency, the log. */
@@ -375,6 +376,51 @@ describe('in-process tools from reach.modules', () => {
     } finally {
       await r.cleanup();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a touch left running by a gateway that stopped', () => {
+  it('reads as failed with TIMEOUT, and the sweep marks it so', async () => {
+    const r = await reachApp({ tools: inProcess });
+    try {
+      const now = Date.now();
+      const row = {
+        tenant_id: 'default',
+        caller: 'bot',
+        request_id: 'left-running',
+        task_id: null,
+        owner: 'bot',
+        tool: 'count.up',
+        channel: 'async',
+        params_digest: 'sha256:x',
+        status: 'running',
+        approval_id: null,
+        response_ref: null,
+        error_code: null,
+        summary: null,
+        cost_ms: null,
+        created_at: now - 600_000,
+        updated_at: now - 600_000,
+        deadline_at: now - 590_000,
+        expires_at: now + 86_400_000,
+      };
+      await r.t.services.db.query(q.insertTouch(row));
+      const before = await r.get('/v1/touch/left-running');
+      expect(before.body).toMatchObject({ ok: false, status: 'failed', error: { code: 'TIMEOUT' } });
+      const [stored] = await r.t.services.db.query<{ status: string }>(
+        q.selectTouch('default', 'bot', 'left-running'),
+      );
+      expect(stored!.status).toBe('running');
+      await r.t.services.db.query(q.failInterrupted(now - 60_000, now));
+      const after = await r.get('/v1/touch/left-running');
+      expect(after.body).toMatchObject({
+        ok: false,
+        status: 'failed',
+        error: { code: 'TIMEOUT', message: expect.stringContaining('stopped') },
+      });
+    } finally {
+      await r.cleanup();
     }
   });
 });

@@ -1,15 +1,18 @@
 import type { Logger } from 'pino';
 import type { ApprovalService } from '../approvals/port.js';
-import { type Envelope, type EnvelopeInput, causedBy, jsonDigest, newId } from '../envelope/index.js';
+import { type Envelope, type EnvelopeInput, jsonDigest, newId } from '../envelope/index.js';
 import type { GateDecision, GateIntent, GateService } from '../gate/port.js';
 import type { Vault } from '../log/vault.js';
 import type { Db } from '../store/port.js';
 import type { TaskService } from '../tasks/port.js';
 import type { Channel, ReachConfig } from './config.js';
 import { processResult } from './context.js';
-import { Concurrency, DeadlineReached, GatewayStopping, jsonProblem } from './guard.js';
+import { attempt, type Outcome } from './attempt.js';
+import { approvalRequired, type Cause, completedEvent, denial, intentOf, requestedEvent } from './events.js';
+import { Concurrency } from './guard.js';
 import type { ParsedTouchRequest, TouchError, TouchResponse } from './protocol.js';
-import { TouchFailure, failed } from './protocol.js';
+import { failed } from './protocol.js';
+import { describeTouch } from './status.js';
 import { redactText } from './redact.js';
 import { asyncOnly, type Tool } from './registry.js';
 import { explain, problemsLine } from './schema.js';
@@ -54,8 +57,6 @@ export interface ReachDeps {
 
 /** How long an async touch waits in the background for a person (approvals expire well before). */
 const APPROVAL_WAIT_MS = 24 * 3_600_000;
-/** After a touch's deadline, how long before GET calls a still-`running` row interrupted. */
-const INTERRUPTED_GRACE_MS = 30_000;
 
 class Duplicate extends Error {}
 
@@ -163,7 +164,7 @@ export class Reach {
     try {
       const owner = await this.ownerOf(c);
       const now = this.d.now();
-      const intent = this.intentOf(tool, params, c);
+      const intent = intentOf(tool, params, c);
       let requested: Envelope | undefined;
       const record = async (tx: Db): Promise<Envelope> => {
         const inserted = await tx.query(
@@ -189,7 +190,15 @@ export class Reach {
           }),
         );
         if (inserted.length === 0) throw new Duplicate();
-        requested = await this.requestedEvent(tx, requestId, tool, params, digest, channel, c);
+        const sealed = await this.d.vault.put(JSON.stringify({ tool: tool.name, params }), {
+          tenantId: this.d.tenant,
+          ttlMs: this.d.vaultTtlMs,
+          db: tx,
+        });
+        requested = await this.d.emit(
+          requestedEvent(requestId, tool, params, digest, channel, c, sealed),
+          tx,
+        );
         return requested;
       };
       let decision: GateDecision;
@@ -452,7 +461,7 @@ export class Reach {
     c: TouchCaller,
     owner: string,
     requestId: string,
-    cause: Envelope | { task_id: string | null; session_id: string | null },
+    cause: Cause,
     timeoutMs: number,
     retry: number,
     o: TouchOptions,
@@ -465,92 +474,24 @@ export class Reach {
       if (again) return this.finish(requestId, tool, c, owner, cause, { error: again }, cost());
     }
     const partial = o.onPartial ? (text: string) => o.onPartial!(redactText(text, tool.redact)) : undefined;
-    let attempt = 0;
-    let outcome: { data: unknown } | { error: TouchError };
+    let tries = 0;
+    let outcome: Outcome;
     for (;;) {
-      outcome = await this.attempt(tool, params, c, owner, timeoutMs, partial);
+      outcome = await attempt(tool, params, {
+        caller: c,
+        owner,
+        timeoutMs,
+        maxBytes: this.d.config.max_result_bytes,
+        stopping: this.stopping.signal,
+        onPartial: partial,
+        logger: this.d.logger,
+      });
       const retryable =
         'error' in outcome && outcome.error.code === 'TOOL_FAILED' && tool.permission === 'read';
-      if (!retryable || attempt >= retry) break;
-      attempt++;
+      if (!retryable || tries >= retry) break;
+      tries++;
     }
     return this.finish(requestId, tool, c, owner, cause, outcome, cost());
-  }
-
-  private async attempt(
-    tool: Tool,
-    params: Record<string, unknown>,
-    c: TouchCaller,
-    owner: string,
-    timeoutMs: number,
-    onPartial: ((text: string) => void) | undefined,
-  ): Promise<{ data: unknown } | { error: TouchError }> {
-    const ac = new AbortController();
-    const timer = setTimeout(() => ac.abort(new DeadlineReached(timeoutMs)), timeoutMs);
-    const onStop = () => ac.abort(new GatewayStopping());
-    this.stopping.signal.addEventListener('abort', onStop, { once: true });
-    const maxBytes = this.d.config.max_result_bytes;
-    try {
-      const deadline = new Promise<never>((_, reject) => {
-        ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true });
-      });
-      const running = tool.backend.run(params, {
-        signal: ac.signal,
-        timeoutMs,
-        maxBytes,
-        ...(onPartial ? { onPartial } : {}),
-        caller: c.principal.name,
-        task_id: c.task_id,
-        owner,
-      });
-      // A backend that ignores its signal still loses the race: the answer is TIMEOUT at the deadline.
-      const data = await Promise.race([running, deadline]);
-      running.catch(() => {});
-      const problem = jsonProblem(data);
-      if (problem)
-        return {
-          error: {
-            code: 'TOOL_FAILED',
-            message: `the tool returned a value that is not JSON: ${problem}`,
-            details: { status: 'not_json' },
-          },
-        };
-      if (tool.kind === 'module' || tool.kind === 'memory') {
-        const bytes = Buffer.byteLength(JSON.stringify(data ?? null));
-        if (bytes > maxBytes)
-          return {
-            error: {
-              code: 'RESULT_TOO_LARGE',
-              message: `the result is ${bytes} bytes, over the limit of ${maxBytes}; ask for less`,
-              details: { limit_bytes: maxBytes },
-            },
-          };
-      }
-      return { data: data ?? null };
-    } catch (err) {
-      if (err instanceof DeadlineReached || ac.signal.reason instanceof DeadlineReached)
-        return {
-          error: {
-            code: 'TIMEOUT',
-            message: `${tool.name} did not answer within ${timeoutMs} ms; it was stopped. Narrow the call, or use channel "async"`,
-            details: { timeout_ms: timeoutMs },
-          },
-        };
-      if (err instanceof GatewayStopping)
-        return {
-          error: {
-            code: 'TOOL_FAILED',
-            message: 'the gateway stopped while the tool ran',
-            details: { status: 'stopping' },
-          },
-        };
-      if (err instanceof TouchFailure) return { error: err.toError() };
-      this.d.logger.warn({ err, tool: tool.name }, 'reach: a tool failed unexpectedly');
-      return { error: { code: 'TOOL_FAILED', message: `${tool.name} failed`, details: { status: 'error' } } };
-    } finally {
-      clearTimeout(timer);
-      this.stopping.signal.removeEventListener('abort', onStop);
-    }
   }
 
   private async recheck(
@@ -560,7 +501,7 @@ export class Reach {
     approvedDigest: string | undefined,
   ): Promise<TouchError | undefined> {
     const gate = this.d.gate();
-    const intent = this.intentOf(tool, params, c);
+    const intent = intentOf(tool, params, c);
     if (!gate)
       return {
         code: 'DENIED',
@@ -585,7 +526,7 @@ export class Reach {
     tool: Tool,
     c: TouchCaller,
     owner: string,
-    cause: Envelope | { task_id: string | null; session_id: string | null },
+    cause: Cause,
     outcome: { data: unknown } | { error: TouchError },
     costMs: number,
   ): Promise<TouchResponse> {
@@ -627,7 +568,7 @@ export class Reach {
           now: this.d.now(),
         }),
       );
-      await this.d.emit(this.completedEvent(cause, requestId, tool.name, tool.kind, c, response, sealed), tx);
+      await this.d.emit(completedEvent(cause, requestId, tool.name, tool.kind, c, response, sealed), tx);
       if (c.task_id && tool.kind !== 'memory')
         await archiveShortTerm(tx, this.d, owner, c.task_id, this.d.config.memory.short_term);
     });
@@ -644,7 +585,7 @@ export class Reach {
   ): Promise<void> {
     const response = failed(requestId, e, costMs);
     await this.d.emit(
-      this.completedEvent(
+      completedEvent(
         { task_id: c.task_id, session_id: c.session_id ?? null },
         requestId,
         tool,
@@ -653,18 +594,6 @@ export class Reach {
         response,
       ),
     );
-  }
-
-  private intentOf(tool: Tool, params: Record<string, unknown>, c: TouchCaller): GateIntent {
-    return {
-      tool: tool.name,
-      input: params,
-      action: `reach.${tool.kind}`,
-      resource: `reach:${tool.permission}`,
-      event_type: 'agent.touch.requested',
-      ...(c.task_id ? { task_id: c.task_id } : {}),
-      ...(c.session_id ? { session_id: c.session_id } : {}),
-    };
   }
 
   private async decide(
@@ -689,130 +618,15 @@ export class Reach {
     return gate.evaluate(intent, { principal: c.principal, record });
   }
 
-  private async requestedEvent(
-    tx: Db,
-    requestId: string,
-    tool: Tool,
-    params: Record<string, unknown>,
-    digest: string,
-    channel: Channel,
-    c: TouchCaller,
-  ): Promise<Envelope> {
-    const sealed = await this.d.vault.put(JSON.stringify({ tool: tool.name, params }), {
-      tenantId: this.d.tenant,
-      ttlMs: this.d.vaultTtlMs,
-      db: tx,
-    });
-    return this.d.emit(
-      {
-        type: 'agent.touch.requested',
-        actor: { agent_id: c.principal.name },
-        execution: { task_id: c.task_id, session_id: c.session_id ?? null },
-        subject: { tool: tool.name, action: `reach.${tool.kind}`, resource_ref: `reach:${tool.permission}` },
-        payload_ref: sealed.ref,
-        payload_digest: sealed.digest,
-        redacted_summary: {
-          request_id: requestId,
-          caller: c.principal.name,
-          tool: tool.name,
-          kind: tool.kind,
-          permission: tool.permission,
-          channel,
-          params_digest: digest,
-          param_keys: Object.keys(params).slice(0, 50),
-        },
-      },
-      tx,
-    );
-  }
-
-  private completedEvent(
-    cause: Envelope | { task_id: string | null; session_id: string | null },
-    requestId: string,
-    tool: string,
-    kind: string | null,
-    c: TouchCaller,
-    r: TouchResponse,
-    sealed?: { ref: string; digest: string },
-  ): EnvelopeInput {
-    const e: EnvelopeInput = {
-      type: 'agent.touch.completed',
-      actor: { agent_id: c.principal.name },
-      subject: { tool, action: kind ? `reach.${kind}` : null, resource_ref: null },
-      ...(sealed ? { payload_ref: sealed.ref, payload_digest: sealed.digest } : {}),
-      redacted_summary: {
-        request_id: requestId,
-        caller: c.principal.name,
-        tool,
-        outcome: r.ok ? 'ok' : r.error!.code,
-        cost_ms: r.cost_ms,
-        ...(r.error?.details?.reason_code ? { reason_code: r.error.details.reason_code } : {}),
-        ...(r.error?.details?.approval_id ? { approval_id: r.error.details.approval_id } : {}),
-        ...(r.context
-          ? {
-              mode: r.context.mode,
-              items: r.context.total_items ?? null,
-              omitted: r.context.omitted_items ?? 0,
-              tokens_before: r.context.tokens_before,
-              tokens_after: r.context.tokens_after,
-              redacted: r.context.redacted,
-            }
-          : {}),
-      },
-    };
-    if ('event_id' in cause) return causedBy(cause, e);
-    return { ...e, execution: { task_id: cause.task_id, session_id: cause.session_id } };
-  }
-
   private async row(caller: string, requestId: string): Promise<q.TouchRow | undefined> {
     const [row] = await this.d.db.query<q.TouchRow>(q.selectTouch(this.d.tenant, caller, requestId));
     return row;
   }
 
-  /** GET /v1/touch/{id}: where the caller's touch is, and its answer when done. Reads only. */
+  /** GET /v1/touch/{id}: the caller's own touch (status.ts). Reads only. */
   async status(caller: string, requestId: string, known?: q.TouchRow): Promise<TouchResponse | undefined> {
     const row = known ?? (await this.row(caller, requestId));
-    if (!row) return undefined;
-    const age = this.d.now() - row.created_at;
-    if (row.status === 'running' || row.status === 'awaiting_approval') {
-      if (row.status === 'running' && this.d.now() > row.deadline_at + INTERRUPTED_GRACE_MS)
-        return {
-          request_id: row.request_id,
-          ok: false,
-          status: 'failed',
-          error: {
-            code: 'TIMEOUT',
-            message: 'the gateway stopped while this touch ran; call it again with a new request_id',
-          },
-          cost_ms: age,
-        };
-      return {
-        request_id: row.request_id,
-        ok: row.status === 'running',
-        status: row.status,
-        cost_ms: age,
-        ...(row.status === 'awaiting_approval' && row.approval_id
-          ? { error: approvalRequired(row.approval_id, 'PENDING', row.request_id) }
-          : {}),
-      };
-    }
-    const stored = row.response_ref ? await this.d.vault.get(row.response_ref) : undefined;
-    if (!stored)
-      return {
-        request_id: row.request_id,
-        ok: row.status === 'done',
-        status: row.status as 'done' | 'failed',
-        cost_ms: row.cost_ms ?? 0,
-        ...(row.error_code
-          ? {
-              error: { code: row.error_code as TouchError['code'], message: 'the stored answer has expired' },
-            }
-          : {}),
-      };
-    return {
-      ...(JSON.parse(stored.toString('utf8')) as TouchResponse),
-      status: row.status as 'done' | 'failed',
-    };
+    return row ? describeTouch(row, this.d.now(), this.d.vault) : undefined;
   }
 
   private track(p: Promise<unknown>): void {
@@ -827,20 +641,4 @@ export class Reach {
     await Promise.allSettled([...this.background]);
     await Promise.allSettled([...this.tools.values()].map((t) => t.backend.close?.()));
   }
-}
-
-function denial(d: GateDecision, tool: Tool): TouchError {
-  return {
-    code: 'DENIED',
-    message: d.reason ?? `the policy refused ${tool.name} (${d.reason_code})`,
-    details: { reason_code: d.reason_code, matched_rules: d.matched_rules.map((r) => r.id) },
-  };
-}
-
-function approvalRequired(approvalId: string, reasonCode: string, requestId: string): TouchError {
-  return {
-    code: 'APPROVAL_REQUIRED',
-    message: `a person must approve this call (${approvalId}); call again with request_id ${requestId} once it is approved`,
-    details: { approval_id: approvalId, reason_code: reasonCode },
-  };
 }
