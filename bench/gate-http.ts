@@ -7,7 +7,7 @@ import { parseConfig } from '../src/server/config.js';
 import { gateModule } from '../src/gate/module.js';
 import { coreModule } from '../src/server/core-routes.js';
 import { startServer } from '../src/server/serve.js';
-import { line, runLoader } from './stats.js';
+import { costLine, costs, line, runLoader } from './stats.js';
 
 const AGENT_KEY = 'bench-agent-key-0123456789abcdef';
 /** The issue's target load: 1,000 requests per second, paced, not as fast as possible. */
@@ -113,7 +113,9 @@ async function benchOne(sync: 'full' | 'normal'): Promise<string[]> {
       runtime: 'claude-code',
     });
     const health = await load(dir, `${server.url}/healthz`, 'GET', '', {});
+    const c0 = costs(server.services);
     const ours = await load(dir, `${server.url}/v1/gate/evaluate`, 'POST', body, headers);
+    const c1 = costs(server.services);
     const after = loadavg();
     const la = (l: number[]) => l.map((x) => x.toFixed(1)).join(' ');
     return [
@@ -129,6 +131,7 @@ async function benchOne(sync: 'full' | 'normal'): Promise<string[]> {
         `p50 ${ours.p50} ms, p90 ${ours.p90} ms, p99 ${ours.p99} ms, max ${ours.max} ms (target p99 < 5 ms)`,
       ),
       line('  2xx / non-2xx / errors', `${ours.ok} / ${ours.non2xx} / ${ours.errors}`),
+      costLine('  per decision', c0, c1, ours.ok),
     ];
   } finally {
     await server.stop();

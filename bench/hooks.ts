@@ -11,7 +11,7 @@ import { runtimesModule } from '../src/runtimes/module.js';
 import { FakeGate, gateDecision } from '../src/runtimes/http/testing.js';
 import { coreModule } from '../src/server/core-routes.js';
 import { startServer } from '../src/server/serve.js';
-import { fmt, line, summarize } from './stats.js';
+import { costLine, costs, fmt, line, summarize } from './stats.js';
 import { gatePort } from '../src/gate/port.js';
 
 /** bench/ is compiled to dist-bench/bench/, two levels below the repository root. */
@@ -53,7 +53,9 @@ export async function benchHooks(): Promise<string[]> {
       const barePort = (bare.address() as AddressInfo).port;
       const base = await load(`http://127.0.0.1:${barePort}/v1/runtimes/claude-code/hooks`);
       out.push(line(`bare node:http {} at ${RATE_PER_SEC}/s, p50 / p99`, pair(base)));
+      const c0 = costs(full.server.services);
       out.push(roundTrip(await load(`${full.server.url}/v1/runtimes/claude-code/hooks`), 'synchronous=full'));
+      out.push(costLine('  per hook (full)', c0, costs(full.server.services), RATE_PER_SEC * LOAD_SECONDS));
     } finally {
       await full.stop();
     }

@@ -16,7 +16,7 @@ import { migrate } from '../src/store/migrate.js';
 import type { DbStats } from '../src/store/port.js';
 import { type SqliteOptions, SqliteDb } from '../src/store/sqlite.js';
 import { SQLITE_DESIGNS } from './core.js';
-import { fmt, line, runLoader } from './stats.js';
+import { costs, fmt, line, runLoader } from './stats.js';
 
 const require = createRequire(import.meta.url);
 const SECRET = 'bench-webhook-secret';
@@ -205,6 +205,7 @@ async function benchDesign(
   if (process.env.BENCH_INGRESS_RELAY === 'off') await server.services.relay.stop();
   try {
     const before = db.stats();
+    const relay0 = costs(server.services).claims;
     const cpu = process.cpuUsage();
     const mainCpu = mainThreadCpuUs();
     const r = await load(dir, `${server.url}/v1/ingress/github`, body, headers, `sb-${run}-${opts.writer}`);
@@ -227,6 +228,7 @@ async function benchDesign(
     }
     const drainS = (performance.now() - drainStart) / 1000;
     const after = db.stats();
+    const claims = (costs(server.services).claims - relay0) / Math.max(1, r.ok);
     const per = (to: DbStats, k: keyof DbStats) => ((to[k] - before[k]) / Math.max(1, r.ok)).toFixed(2);
     return {
       r,
@@ -239,7 +241,7 @@ async function benchDesign(
         line(
           '  commits per accepted webhook',
           per(after, 'commits'),
-          `goal ≤ 1.0; ${per(after, 'transactions')} transactions, ${per(after, 'statements')} statements (accept + admission)`,
+          `goal ≤ 1.0; ${per(after, 'transactions')} transactions, ${per(after, 'statements')} statements, ${claims.toFixed(2)} relay claims (accept + admission)`,
         ),
         line(
           '  during the load / admission backlog',

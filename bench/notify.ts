@@ -15,7 +15,7 @@ import { startServer } from '../src/server/serve.js';
 import { migrate } from '../src/store/migrate.js';
 import { appMigrations } from '../src/server/modules.js';
 import { SqliteDb } from '../src/store/sqlite.js';
-import { fmt, line, summarize } from './stats.js';
+import { costLine, costs, fmt, line, summarize } from './stats.js';
 import { deliveryPort } from '../src/delivery/port.js';
 
 /** Enough sequential calls that p99 rests on 20 samples, few enough to finish in seconds. */
@@ -149,7 +149,9 @@ export async function benchNotify(): Promise<string[]> {
 
     const clients = await Promise.all(Array.from({ length: CLIENTS }, () => client(server.url)));
     const echoRate = await throughput(clients, (cl) => echo(cl));
+    const c0 = costs(server.services);
     const reportRate = await throughput(clients, (cl, i) => report(cl, 2_000_000 + i));
+    const c1 = costs(server.services);
     await Promise.all([c, ...clients].map((cl) => cl.close()));
 
     const call = summarize(callMs);
@@ -157,6 +159,7 @@ export async function benchNotify(): Promise<string[]> {
     const lines = [
       `notify — report_progress over MCP Streamable HTTP (SQLite, synchronous=normal; load average ${fmt(loadavg()[0] ?? 0, 1)})`,
       line('report_progress calls/s', fmt(reportRate), `${CLIENTS} clients, ${THROUGHPUT_MS / 1000} s`),
+      costLine('  per report', c0, c1, (reportRate * THROUGHPUT_MS) / 1000),
       line(
         'bare SDK echo tool calls/s (same server)',
         fmt(echoRate),

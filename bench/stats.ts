@@ -89,3 +89,28 @@ export async function runLoader<T>(dir: string, source: string, args: string[]):
   if (code !== 0) throw new Error(`autocannon exited with ${code}`);
   return JSON.parse(out) as T;
 }
+
+/** What the store and the relay have counted so far (`Db.stats()`, `Relay.stats()`), for per-request costs. */
+export interface Costs {
+  commits: number;
+  statements: number;
+  claims: number;
+}
+
+export function costs(s: {
+  db: { stats?(): { commits: number; statements: number } };
+  relay: { stats(): { claims: number } };
+}): Costs {
+  const db = s.db.stats?.() ?? { commits: 0, statements: 0 };
+  return { commits: db.commits, statements: db.statements, claims: s.relay.stats().claims };
+}
+
+/** One bench line: commits, relay claims and statements per request between two `costs()` snapshots. */
+export function costLine(label: string, before: Costs, after: Costs, requests: number): string {
+  const per = (k: keyof Costs) => ((after[k] - before[k]) / Math.max(1, requests)).toFixed(2);
+  return line(
+    label,
+    `${per('commits')} commits`,
+    `${per('claims')} relay claims, ${per('statements')} statements per request (with the relay's work so far)`,
+  );
+}

@@ -66,6 +66,19 @@ export const RELAY_DEFAULTS = {
   concurrency: 8,
 };
 
+/** What the relay has done since it was built (for `/metrics` and the bench). */
+export interface RelayStats {
+  /** Claim transactions run (each may also carry acknowledgements). */
+  claims: number;
+  /** Outbox rows those claims returned. */
+  claimedRows: number;
+  /** Events handed to subscribers in-process, right after their commit, without a claim. */
+  handoffs: number;
+  /** Acknowledgement statements: batched deletes of handled outbox rows. */
+  acks: number;
+  ackedRows: number;
+}
+
 interface ClaimedRow {
   id: number;
   event_id: string;
@@ -94,6 +107,7 @@ export class Relay {
   private done: number[] = [];
   /** Whether the last pass may have left rows claimable now (handed-out rows free their followers). */
   private more = false;
+  private readonly counts: RelayStats = { claims: 0, claimedRows: 0, handoffs: 0, acks: 0, ackedRows: 0 };
 
   constructor(
     private readonly db: Db,
@@ -101,6 +115,11 @@ export class Relay {
     opts: RelayOptions = {},
   ) {
     this.opts = { ...RELAY_DEFAULTS, now: Date.now, ...opts };
+  }
+
+  /** Claim transactions, rows claimed, in-process hand-offs and acknowledgements since start. */
+  stats(): RelayStats {
+    return { ...this.counts };
   }
 
   subscribe(sub: Subscriber): void {
@@ -151,7 +170,13 @@ export class Relay {
 
   private async flushDone(): Promise<void> {
     const done = this.done.splice(0);
-    if (done.length > 0) await this.db.query(deleteOutboxRows(done));
+    if (done.length > 0) await this.ack(this.db, done);
+  }
+
+  private async ack(db: Db, ids: number[]): Promise<void> {
+    await db.query(deleteOutboxRows(ids));
+    this.counts.acks++;
+    this.counts.ackedRows += ids.length;
   }
 
   /** Claims one batch and hands each row to the subscribers; returns how many rows it claimed. */
@@ -178,21 +203,26 @@ export class Relay {
   private async claim(): Promise<{ rows: ClaimedRow[]; finished: number; more: boolean }> {
     const done = this.done.splice(0);
     try {
+      this.counts.claims++;
       return await this.db.tx(async (tx) => {
-        if (done.length > 0) await tx.query(deleteOutboxRows(done));
+        if (done.length > 0) await this.ack(tx, done);
         const work: ClaimedRow[] = [];
         let finished = 0;
         // Rows handed out free their followers once deleted (next pass); so may a full or last round.
         let more = true;
         for (let round = 0; round < CLAIM_ROUNDS; round++) {
           const rows = await tx.query<ClaimedRow>(this.claimSql());
+          this.counts.claimedRows += rows.length;
           const idle = rows.filter((r) => r.type !== null && !this.wanted(r.type));
           work.push(...rows.filter((r) => r.type === null || this.wanted(r.type)));
           if (idle.length === 0) {
             more = work.length > 0 || rows.length >= this.opts.batchSize;
             break;
           }
-          await tx.query(deleteOutboxRows(idle.map((r) => r.id)));
+          await this.ack(
+            tx,
+            idle.map((r) => r.id),
+          );
           finished += idle.length;
         }
         return { rows: work, finished, more };

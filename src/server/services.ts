@@ -52,6 +52,7 @@ export async function buildServices(config: CoreConfig, opts: BuildOptions = {})
   const defaults = { tenant_id: config.tenant.id, environment: config.tenant.environment };
   const log = new EventLog(db, defaults, now);
   const relay = new Relay(db, log, { logger, now, run: startWorker });
+  metrics.watch({ store: () => db.stats?.(), relay: () => relay.stats() });
   const keys = new KeyRing(config.auth.keys, env);
   return {
     config,
