@@ -16,6 +16,25 @@ export const BUS_TOPIC = 'bus';
 /** A page of `list` is capped so an unfiltered `GET /v1/events` cannot load the whole log. */
 export const MAX_EVENTS_PAGE = 1000;
 
+/**
+ * The relay's side of the in-process hand-off (SQLite): `EventLog.append` writes outbox rows already
+ * claimed by `marker` while `wants()` holds, and passes the committed events to `take` right after the
+ * commit, in commit order.
+ */
+export interface Handoff {
+  marker: string;
+  leaseMs: number;
+  /** False while the relay's queue is full: rows then take the claim path (the outbox is the buffer). */
+  wants(): boolean;
+  take(rows: HandedEvent[]): void;
+}
+
+export interface HandedEvent {
+  /** The outbox row, claimed by the hand-off's marker. */
+  id: number;
+  envelope: Envelope;
+}
+
 export interface StoredEvent {
   seq: number;
   envelope: Envelope;
@@ -28,6 +47,7 @@ export interface StoredEvent {
  */
 export class EventLog {
   private readonly listeners = new Set<() => void>();
+  private handoff: Handoff | undefined;
 
   constructor(
     private readonly db: Db,
@@ -39,6 +59,11 @@ export class EventLog {
   onAppend(fn: () => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
+  }
+
+  /** Set by the relay while it runs in this process (SQLite only); undefined turns the hand-off off. */
+  setHandoff(h: Handoff | undefined): void {
+    this.handoff = h;
   }
 
   async append(input: EnvelopeInput, db?: Db): Promise<Envelope> {
@@ -59,7 +84,12 @@ export class EventLog {
       await this.appendPostgres(envelopes, now, db ?? this.db);
       return envelopes;
     }
+    const handoff = this.handoff?.wants() ? this.handoff : undefined;
+    const handed: HandedEvent[] = [];
+    let queued = 0;
     const write = async (tx: Db) => {
+      handed.length = 0;
+      queued = 0;
       const head = (await tx.query<{ seq: number; hash: string }>(q.lockHead(tx.dialect)))[0];
       if (!head) throw new Error('log_head row is missing: the store was not migrated');
       let seq = Number(head.seq);
@@ -79,17 +109,34 @@ export class EventLog {
             recordedAt: now,
           }),
         );
-        await tx.query(q.insertOutbox(env.event_id, BUS_TOPIC, env.correlation_id, now));
+        if (!handoff) {
+          await tx.query(q.insertOutbox(env.event_id, BUS_TOPIC, env.correlation_id, now));
+          queued++;
+          continue;
+        }
+        const [row] = await tx.query<{ id: number; status: string }>(
+          q.insertOutboxHandoff(env.event_id, BUS_TOPIC, env.correlation_id, now, {
+            marker: handoff.marker,
+            leaseUntil: now + handoff.leaseMs,
+          }),
+        );
+        if (row?.status === 'claimed') handed.push({ id: Number(row.id), envelope: env });
+        else queued++;
       }
       await tx.query(q.updateHead(seq, hash));
+    };
+    const committed = () => {
+      if (handed.length > 0) handoff!.take([...handed]);
+      // Rows written `pending` need the relay's claim; handed-off ones do not.
+      if (queued > 0 || !handoff) this.notify();
     };
     if (db?.inTransaction) {
       await write(db);
       // The caller's transaction commits later: wake the relay then, not now (it would find nothing).
-      db.afterCommit(() => this.notify());
+      db.afterCommit(committed);
     } else {
       await (db ?? this.db).tx(write);
-      this.notify();
+      committed();
     }
     return envelopes;
   }

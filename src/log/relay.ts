@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Envelope } from '../envelope/index.js';
 import type { Db, Sql } from '../store/port.js';
 import { markProcessed, wasProcessed } from './inbox.js';
-import type { EventLog } from './log.js';
+import type { EventLog, HandedEvent } from './log.js';
 import { BUS_TOPIC } from './log.js';
 import { claimOutbox, deleteOutboxRows, releaseOutboxRow } from './sql.js';
 
@@ -53,6 +53,11 @@ export interface RelayOptions {
   logger?: Logger;
   now?: () => number;
 }
+
+/** Hand-offs queued or running at most; past it, appends take the claim path (the outbox buffers them). */
+const HANDOFF_QUEUE = 2000;
+/** Acknowledged rows per DELETE statement (well under SQLite's bound-parameter limit). */
+const ACK_CHUNK = 500;
 
 /** Claim rounds per transaction: each round can free one more row of every correlation it finished. */
 const CLAIM_ROUNDS = 4;
@@ -107,6 +112,13 @@ export class Relay {
   private done: number[] = [];
   /** Whether the last pass may have left rows claimable now (handed-out rows free their followers). */
   private more = false;
+  /** Per correlation, the tail of its hand-off chain: a correlation's events run one after another. */
+  private readonly chains = new Map<string, { tail: Promise<void>; failed: boolean }>();
+  private handing = 0;
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+  private idle: Promise<void> = Promise.resolve();
+  private settle: (() => void) | undefined;
   private readonly counts: RelayStats = { claims: 0, claimedRows: 0, handoffs: 0, acks: 0, ackedRows: 0 };
 
   constructor(
@@ -148,11 +160,23 @@ export class Relay {
     const worker = this.opts.run(this.loop());
     this.worker = worker;
     this.unsubscribe = this.log.onAppend(() => worker.wake());
+    // SQLite: one process owns the store, so events are handed over in-process right after their commit.
+    // PostgreSQL replicas share the outbox; the claim keeps their order, so the hand-off stays off there.
+    if (this.db.dialect === 'sqlite') {
+      this.log.setHandoff({
+        marker: `handed off by ${this.workerId}`,
+        leaseMs: this.opts.leaseMs,
+        wants: () => this.handing < HANDOFF_QUEUE,
+        take: (rows) => this.take(rows),
+      });
+    }
   }
 
   async stop(): Promise<void> {
+    this.log.setHandoff(undefined);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    await this.idle;
     await this.worker?.stop();
     this.worker = undefined;
     await this.flushDone().catch(() => {
@@ -162,6 +186,7 @@ export class Relay {
 
   /** Processes ready rows until none is left (tests and `drain` on shutdown). */
   async drain(maxRounds = 10_000): Promise<void> {
+    await this.idle;
     for (let i = 0; i < maxRounds; i++) {
       if ((await this.runOnce()) === 0) break;
     }
@@ -170,13 +195,84 @@ export class Relay {
 
   private async flushDone(): Promise<void> {
     const done = this.done.splice(0);
-    if (done.length > 0) await this.ack(this.db, done);
+    if (done.length > 0) await this.db.tx((tx) => this.ack(tx, done));
   }
 
   private async ack(db: Db, ids: number[]): Promise<void> {
-    await db.query(deleteOutboxRows(ids));
-    this.counts.acks++;
-    this.counts.ackedRows += ids.length;
+    for (let i = 0; i < ids.length; i += ACK_CHUNK) {
+      const chunk = ids.slice(i, i + ACK_CHUNK);
+      await db.query(deleteOutboxRows(chunk));
+      this.counts.acks++;
+      this.counts.ackedRows += chunk.length;
+    }
+  }
+
+  /**
+   * The events of one commit, handed over right after it (their outbox rows are claimed by this relay).
+   * Each correlation's events run in order; once one fails, the rest of its chain goes back to the claim
+   * path behind it. Handled rows are acknowledged with the next claim (the loop's poll), in one batch.
+   */
+  private take(rows: HandedEvent[]): void {
+    if (this.handing === 0) this.idle = new Promise((resolve) => (this.settle = resolve));
+    for (const row of rows) {
+      this.handing++;
+      this.counts.handoffs++;
+      const key = row.envelope.correlation_id;
+      const chain = this.chains.get(key) ?? { tail: Promise.resolve(), failed: false };
+      const tail = chain.tail.then(() => this.handOne(row, chain));
+      chain.tail = tail;
+      this.chains.set(key, chain);
+      void tail.finally(() => {
+        if (this.chains.get(key)?.tail === tail) this.chains.delete(key);
+        if (--this.handing === 0) this.settle?.();
+        if (this.done.length >= ACK_CHUNK) this.worker?.wake();
+      });
+    }
+  }
+
+  private async handOne(row: HandedEvent, chain: { failed: boolean }): Promise<void> {
+    if (chain.failed) {
+      // An earlier event of the correlation failed and waits for its retry: this one queues behind it.
+      await this.db
+        .query(
+          releaseOutboxRow({
+            id: row.id,
+            status: 'pending',
+            attempts: 0,
+            availableAt: this.opts.now(),
+            error: 'an earlier event of its correlation failed; relayed after it',
+          }),
+        )
+        .catch(() => {
+          // The store is down: the lease runs out and the claim takes the row (still in order).
+        });
+      this.worker?.wake();
+      return;
+    }
+    if (!this.wanted(row.envelope.type)) {
+      this.done.push(row.id);
+      return;
+    }
+    await this.slot();
+    try {
+      const ok = await this.process(
+        { id: row.id, event_id: row.envelope.event_id, attempts: 0, type: row.envelope.type },
+        row.envelope,
+      );
+      if (!ok) {
+        chain.failed = true;
+        this.worker?.wake();
+      }
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  /** At most `concurrency` hand-offs run their subscribers at once. */
+  private async slot(): Promise<void> {
+    if (this.running >= this.opts.concurrency) await new Promise<void>((r) => this.waiting.push(r));
+    this.running++;
   }
 
   /** Claims one batch and hands each row to the subscribers; returns how many rows it claimed. */
@@ -248,25 +344,27 @@ export class Relay {
     });
   }
 
-  private async process(row: ClaimedRow): Promise<void> {
+  /** Hands one row to its subscribers; false when one failed (the row was released for a retry). */
+  private async process(row: ClaimedRow, known?: Envelope): Promise<boolean> {
     try {
       const type = row.type;
       if (type === null || this.subscribers.some((s) => s.accepts(type))) {
-        const stored = await this.log.get(row.event_id);
-        if (!stored)
+        const envelope = known ?? (await this.log.get(row.event_id))?.envelope;
+        if (!envelope)
           throw new Error(`outbox row ${row.id} names event ${row.event_id}, which is not in the log`);
         for (const sub of this.subscribers) {
-          if (!sub.accepts(stored.envelope.type)) continue;
+          if (!sub.accepts(envelope.type)) continue;
           if (sub.ownsInbox) {
-            await sub.handle(stored.envelope);
+            await sub.handle(envelope);
             continue;
           }
           if (await wasProcessed(this.db, sub.name, row.event_id)) continue;
-          await sub.handle(stored.envelope);
+          await sub.handle(envelope);
           await markProcessed(this.db, sub.name, row.event_id, this.opts.now());
         }
       }
       this.done.push(row.id);
+      return true;
     } catch (err) {
       const attempts = Number(row.attempts) + 1;
       const dead = attempts >= this.opts.maxAttempts;
@@ -285,6 +383,7 @@ export class Relay {
         .catch(() => {
           // The store is down: the lease runs out and the row is claimed again later.
         });
+      return false;
     }
   }
 }

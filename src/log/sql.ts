@@ -92,6 +92,34 @@ export function insertOutbox(eventId: string, topic: string, correlationId: stri
   };
 }
 
+/**
+ * SQLite, when the relay runs in this process: the event's outbox row is written already claimed by
+ * `marker` under a lease, so the relay hands the event to its subscribers right after the commit without
+ * a claim transaction. The row stays the crash-recovery path: a crash before its acknowledgement leaves
+ * it claimed, and the claim takes it again once the lease has run out. When its correlation has an open
+ * row that is not one of this relay's hand-offs (a retry waiting, a row another worker claimed or a dead
+ * process leased), the row is written `pending` instead and takes the claim path behind it, so a later
+ * event never overtakes an earlier one. Returns the row's id and status.
+ */
+export function insertOutboxHandoff(
+  eventId: string,
+  topic: string,
+  correlationId: string,
+  now: number,
+  h: { marker: string; leaseUntil: number },
+): Sql {
+  return {
+    text: `WITH b AS (SELECT EXISTS (
+               SELECT 1 FROM outbox p WHERE p.correlation_id = $3 AND p.status IN ('pending', 'claimed')
+                 AND (p.status = 'pending' OR p.last_error IS NOT $6)) AS busy)
+           INSERT INTO outbox (event_id, topic, correlation_id, status, attempts, available_at, lease_until, last_error, created_at)
+           SELECT $1, $2, $3, CASE WHEN b.busy THEN 'pending' ELSE 'claimed' END, 0, $4,
+                  CASE WHEN b.busy THEN NULL ELSE $5 END, CASE WHEN b.busy THEN NULL ELSE $6 END, $4 FROM b
+           RETURNING id, status`,
+    values: [eventId, topic, correlationId, now, h.leaseUntil, h.marker],
+  };
+}
+
 export interface EventFilter {
   correlationId?: string;
   taskId?: string;

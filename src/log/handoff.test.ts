@@ -1,0 +1,134 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { freshStore, type TestStore } from '../store/testing.js';
+import { EventLog } from './log.js';
+import { Relay, type RelayLoop, type RelayOptions } from './relay.js';
+
+const DEFAULTS = { tenant_id: 't1', environment: 'test' };
+
+/** The kernel's worker in miniature (the log may not import the kernel): one tick at a time. */
+function runner(): NonNullable<RelayOptions['run']> {
+  return (loop: RelayLoop) => {
+    let busy = false;
+    const tick = () => {
+      if (busy) return;
+      busy = true;
+      void loop
+        .tick()
+        .catch(() => undefined)
+        .finally(() => {
+          busy = false;
+        });
+    };
+    const timer = setInterval(tick, loop.intervalMs);
+    if (loop.immediate) tick();
+    return {
+      wake: tick,
+      async stop() {
+        clearInterval(timer);
+        while (busy) await new Promise((r) => setTimeout(r, 5));
+      },
+    };
+  };
+}
+
+async function until(what: string, fn: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!fn()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+const openRows = async (store: TestStore) =>
+  Number((await store.db.query<{ n: number }>({ text: 'SELECT COUNT(*) AS n FROM outbox' }))[0]!.n);
+
+describe('the in-process hand-off on SQLite', () => {
+  let store: TestStore;
+  let relay: Relay | undefined;
+  afterEach(async () => {
+    await relay?.stop();
+    relay = undefined;
+    await store?.cleanup();
+  });
+
+  it('hands the events of a commit to the subscribers right after it, without a claim transaction, and acknowledges them in a batch', async () => {
+    store = await freshStore('sqlite');
+    const log = new EventLog(store.db, DEFAULTS);
+    relay = new Relay(store.db, log, { run: runner(), idleMs: 60_000 });
+    const seen: string[] = [];
+    relay.subscribe({
+      name: 'tools',
+      accepts: (t) => t === 'agent.tool.requested',
+      handle: async (e) => void seen.push(e.event_id),
+    });
+    relay.start();
+    await until('the start-up claim', () => relay!.stats().claims === 1);
+    const sent: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const [a] = await log.appendMany([{ type: 'agent.tool.requested' }, { type: 'agent.session.started' }]);
+      sent.push(a!.event_id);
+    }
+    await until('every event handled', () => seen.length === 20);
+    expect(seen.sort()).toEqual(sent.sort());
+    expect(relay.stats()).toMatchObject({ claims: 1, handoffs: 40 });
+    expect(await openRows(store)).toBe(40); // handled, not yet acknowledged
+    await relay.stop();
+    expect(relay.stats()).toMatchObject({ ackedRows: 40 });
+    expect(await openRows(store)).toBe(0);
+  });
+
+  it('keeps a correlation in order: the events behind a failed one wait for its retry through the claim path', async () => {
+    store = await freshStore('sqlite');
+    const log = new EventLog(store.db, DEFAULTS);
+    relay = new Relay(store.db, log, { run: runner(), idleMs: 20, maxBackoffMs: 30 });
+    const seen: string[] = [];
+    let failed = false;
+    relay.subscribe({
+      name: 'ordered',
+      accepts: () => true,
+      handle: async (e) => {
+        const label = String(e.subject.action);
+        if (label === '0' && !failed) {
+          failed = true;
+          seen.push('0 failed');
+          throw new Error('first try fails');
+        }
+        seen.push(label);
+      },
+    });
+    relay.start();
+    for (let n = 0; n < 5; n++)
+      await log.append({
+        type: 'agent.tool.requested',
+        correlation_id: 'corr-1',
+        subject: { action: String(n) },
+      });
+    await until('the whole correlation', () => seen.length === 6);
+    expect(seen).toEqual(['0 failed', '0', '1', '2', '3', '4']);
+  });
+
+  it('hands an event over again after a crash before its acknowledgement, once the lease has run out; the inbox keeps the effect once', async () => {
+    store = await freshStore('sqlite');
+    const log = new EventLog(store.db, DEFAULTS);
+    const effects: string[] = [];
+    const sub = {
+      name: 'effects',
+      accepts: () => true,
+      handle: async (e: { event_id: string }) => void effects.push(e.event_id),
+    };
+    const crashed = new Relay(store.db, log, { run: runner(), idleMs: 60_000 });
+    crashed.subscribe(sub);
+    crashed.start();
+    const e = await log.append({ type: 'agent.tool.requested' });
+    await until('the hand-off', () => effects.length === 1);
+    // The process dies here: no stop(), so the row stays claimed under the hand-off's lease.
+    log.setHandoff(undefined);
+    expect(await openRows(store)).toBe(1);
+    const later = new Relay(store.db, log, { now: () => Date.now() + 31_000 });
+    later.subscribe({ ...sub, handle: async (ev) => void effects.push(`again ${ev.event_id}`) });
+    await later.drain();
+    expect(effects).toEqual([e.event_id]); // claimed again, and the inbox saw it was handled
+    expect(await openRows(store)).toBe(0);
+    await crashed.stop().catch(() => undefined);
+  });
+});
