@@ -152,7 +152,8 @@ export function selectEvents(f: EventFilter): Sql {
 
 export function selectChainPage(afterSeq: number, limit: number): Sql {
   return {
-    text: 'SELECT seq, event_id, body, prev_hash, hash FROM events WHERE seq > $1 ORDER BY seq LIMIT $2',
+    text: `SELECT seq, event_id, type, occurred_at, tenant_id, correlation_id, causation_id, task_id, session_id,
+             body, prev_hash, hash FROM events WHERE seq > $1 ORDER BY seq LIMIT $2`,
     values: [afterSeq, limit],
   };
 }
