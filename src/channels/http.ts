@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { outboundUrl } from '../egress/index.js';
 import type { Message } from '../notify/port.js';
 import {
   ChannelConfigError,
@@ -25,7 +26,8 @@ export const envName = z
     'must be an environment variable name (the secret itself stays in the env)',
   );
 
-export const httpUrl = z.url({ protocol: /^https?$/ });
+/** A channel's URL key: http or https, no user info (`src/egress/url.ts`). */
+export const httpUrl = outboundUrl;
 
 /** Webhook URLs with the token inside them (Feishu, DingTalk, WeCom, Discord, Slack) may come from env. */
 export const urlOrEnv = {

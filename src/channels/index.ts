@@ -4,6 +4,7 @@ export { type ChannelProblem, type ConfiguredChannel, checkChannels, parseChanne
 export { SEND_TIMEOUT_MS } from './http.js';
 export { type AnyChannelKind, CHANNEL_KINDS, type ChannelType, channelKind } from './registry.js';
 export { labels } from './text.js';
+export { type BlockedTarget, type ChannelTarget, blockedTarget, channelTargets } from './targets.js';
 export { alertmanager } from './alertmanager/index.js';
 export { dingtalk } from './dingtalk/index.js';
 export { discord } from './discord/index.js';

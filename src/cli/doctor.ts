@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
+import { judgeChannelUrls } from '../channels/targets.js';
+import { compileEgressPolicy } from '../egress/index.js';
 import { schemaVersion } from '../store/migrate.js';
 import { redactUrl } from '../store/open.js';
 import { loadCliConfig, openCliStore } from './context.js';
@@ -54,6 +56,13 @@ export async function run(opts: { config?: string }): Promise<void> {
   lines.push(
     `info  channels: ${channels.length ? channels.map(([n, c]) => `${n} (${c.type})`).join(', ') : 'none'}`,
   );
+  // Every channel URL, url_env values included, as the egress guard will judge it (docs/security.md).
+  const policy = compileEgressPolicy(config.egress.allow);
+  for (const f of await judgeChannelUrls(config.channels, (k) => process.env[k], policy)) {
+    if (f.level === 'ok') ok(f.message);
+    else if (f.level === 'warn') warn(f.message);
+    else bad(f.message);
+  }
   const sources = Object.entries(config.sources);
   lines.push(
     `info  sources: ${sources.length ? sources.map(([n, s]) => `${n} (${s.source.type}) → POST /v1/ingress/${n}`).join(', ') : 'none'}`,

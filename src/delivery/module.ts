@@ -1,4 +1,4 @@
-import { guardedSmtp } from '../channels/index.js';
+import { blockedTarget, guardedSmtp } from '../channels/index.js';
 import { createEgress, type Egress, type EgressOptions } from '../egress/index.js';
 import { AppError } from '../errors/index.js';
 import { channelsConfigSchema } from '../channels/config.js';
@@ -91,6 +91,8 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       onAppended,
       endpointPolicy: policies,
       retry: policies.retry,
+      policy: egress.policy,
+      secret: (name) => env[name],
     });
     return service;
   };
@@ -113,6 +115,7 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
     },
     start(s) {
       const svc = ensure(s);
+      warnBlockedChannels(s, egress!, opts.env ?? process.env);
       s.provide(deliveryPort, svc);
       s.provide(outboundPort, svc);
       if (opts.workers !== false) engine?.start();
@@ -124,4 +127,25 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       engine = undefined;
     },
   };
+}
+
+/**
+ * A channel whose URL the egress guard refuses (a `url_env` holding `file:`, `ws:` or a private
+ * address) could never deliver: say so at start-up, naming the key, rather than at the first message.
+ * Its deliveries are recorded `dead` / blocked at enqueue; `switchboard doctor` fails on it.
+ */
+function warnBlockedChannels(s: DeliveryDeps, egress: Egress, env: NodeJS.ProcessEnv): void {
+  for (const [name, entry] of Object.entries(s.config.channels)) {
+    const refused = blockedTarget(entry, (k) => env[k], egress.policy);
+    if (!refused) continue;
+    s.logger.warn(
+      {
+        channel: name,
+        key: refused.target.key,
+        ...(refused.target.env ? { env: refused.target.env } : {}),
+        reason: refused.blocked.reason,
+      },
+      `channels.${name}: its ${refused.target.key} is refused by the egress guard (${refused.blocked.reason}: ${refused.blocked.detail}); every delivery to it is recorded blocked`,
+    );
+  }
 }

@@ -11,6 +11,7 @@ import {
   type UrlCheck,
   checkAddress,
   checkUrl,
+  checkUrlStatic,
   compileEgressPolicy,
   normalizeHost,
   resolveChecked,
@@ -118,7 +119,23 @@ export function createEgress(opts: EgressOptions): Egress {
   });
   const dispatcher = opts.dispatcher ?? createGuardedDispatcher(policy, opts);
   const owned = opts.dispatcher === undefined;
-  const send = (req: Omit<SendRequest, 'dispatcher'>) => sendOnce({ ...req, dispatcher });
+  const send = async (req: Omit<SendRequest, 'dispatcher'>): Promise<SendResult> => {
+    // The early check before every send: a scheme undici would reject with a bare error (`file:`,
+    // `gopher:`) and user info it would silently drop must both be `blocked`, never `other` (which
+    // the priority lane retries forever) or a delivery. The dispatcher re-checks at connect time.
+    const early = checkUrlStatic(req.url, policy);
+    if (early.kind === 'blocked') {
+      const blocked = { reason: early.reason, detail: early.detail };
+      return {
+        sent: false,
+        error: 'blocked',
+        blocked,
+        detail: `${early.reason}: ${early.detail}`,
+        durationMs: 0,
+      };
+    }
+    return sendOnce({ ...req, dispatcher });
+  };
 
   return {
     policy,

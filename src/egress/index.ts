@@ -8,3 +8,4 @@ export * from './egress.js';
 export * from './send.js';
 export * from './sign.js';
 export * from './ssrf.js';
+export * from './url.js';

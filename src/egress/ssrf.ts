@@ -238,11 +238,16 @@ export async function resolveChecked(
   return { kind: 'resolved', addresses };
 }
 
+export type StaticCheck = Blocked | { kind: 'name' | 'literal'; url: URL; host: string };
+
 /**
- * Parses, normalizes (Node's WHATWG parser turns 2130706433, 0177.0.0.1, 0x7f.1 and 127.1 into
- * 127.0.0.1), and resolves a URL, and says whether Switchboard may send to it.
+ * Everything about a URL that needs no DNS: it parses, its scheme is http or https, it carries no
+ * user info, and `checkTarget` passes (port, plain HTTP, metadata names, localhost, IP literals). Cheap
+ * and synchronous, so it runs where a lookup cannot: at config load, inside the enqueueing transaction,
+ * and before every send. A name that only DNS shows to be private is left to `checkUrl` and the
+ * connect-time check.
  */
-export async function checkUrl(input: string | URL, policy: EgressPolicy): Promise<UrlCheck> {
+export function checkUrlStatic(input: string | URL, policy: EgressPolicy): StaticCheck {
   let url: URL;
   try {
     url = new URL(String(input));
@@ -257,6 +262,17 @@ export async function checkUrl(input: string | URL, policy: EgressPolicy): Promi
   }
   const target = checkTarget(url, policy);
   if (target.kind === 'blocked') return target;
+  return { kind: target.kind, url, host: target.host };
+}
+
+/**
+ * Parses, normalizes (Node's WHATWG parser turns 2130706433, 0177.0.0.1, 0x7f.1 and 127.1 into
+ * 127.0.0.1), and resolves a URL, and says whether Switchboard may send to it.
+ */
+export async function checkUrl(input: string | URL, policy: EgressPolicy): Promise<UrlCheck> {
+  const target = checkUrlStatic(input, policy);
+  if (target.kind === 'blocked') return target;
+  const { url } = target;
   if (target.kind === 'literal') {
     const family = parseAddress(target.host)?.kind() === 'ipv6' ? 6 : 4;
     const address = target.host;

@@ -86,3 +86,56 @@ export function capturingPost(egress: Egress, opts: Omit<PostOptions, 'onResult'
     post: (req: PostRequest) => egress.post(req, { ...opts, onResult: (r) => results.push(r) }),
   };
 }
+
+/**
+ * URLs the egress guard refuses without a DNS lookup, in the forms they arrive in: other schemes
+ * (any case, with stray spaces), user info, plain HTTP, metadata, private and loopback literals in
+ * their odd spellings, bad ports, and what is not an absolute URL at all. Loopback is spelled
+ * as ::1 and localhost, so a test may allow 127.0.0.1 for its receiver; each entry gives the reason.
+ */
+export const BLOCKED_URLS: readonly [string, string][] = [
+  ['file:///etc/passwd', 'scheme'],
+  ['file://localhost/etc/passwd', 'scheme'],
+  [' FILE:///etc/passwd', 'scheme'],
+  ['gopher://127.0.0.1:70/_SET%20x', 'scheme'],
+  ['ftp://files.example.com/a', 'scheme'],
+  ['sftp://files.example.com/a', 'scheme'],
+  ['tftp://files.example.com/a', 'scheme'],
+  ['data:text/plain,hello', 'scheme'],
+  ['data:text/html;base64,PHNjcmlwdD4=', 'scheme'],
+  ['ws://hooks.example.com/socket', 'scheme'],
+  ['wss://hooks.example.com/socket', 'scheme'],
+  ['javascript:alert(1)', 'scheme'],
+  ['JavaScript:alert(document.cookie)', 'scheme'],
+  ['mailto:ops@example.com', 'scheme'],
+  ['ldap://directory.example.com/', 'scheme'],
+  ['dict://127.0.0.1:11211/stats', 'scheme'],
+  ['jar:file:///tmp/x.jar!/a', 'scheme'],
+  ['blob:https://hooks.example.com/0b5d', 'scheme'],
+  ['about:blank', 'scheme'],
+  ['https://user:secret@hooks.example.com/x', 'userinfo'],
+  ['https://user@hooks.example.com/x', 'userinfo'],
+  ['https://:secret@hooks.example.com/x', 'userinfo'],
+  ['https://hooks.example.com@10.0.0.1/x', 'userinfo'],
+  ['http://hooks.example.com/x', 'https_required'],
+  ['https://169.254.169.254/latest/meta-data/', 'metadata'],
+  ['https://metadata.google.internal/computeMetadata/v1/', 'metadata'],
+  ['https://[fd00:ec2::254]/latest', 'metadata'],
+  ['https://10.0.0.1/hook', 'private_address'],
+  ['https://0x0a.1/hook', 'private_address'],
+  ['https://167772161/hook', 'private_address'],
+  ['https://192.168.1.20/hook', 'private_address'],
+  ['https://172.16.0.5/hook', 'private_address'],
+  ['https://100.64.0.1/hook', 'private_address'],
+  ['https://[::1]/hook', 'private_address'],
+  ['https://[fd00::1]/hook', 'private_address'],
+  ['https://[::ffff:10.0.0.1]/hook', 'private_address'],
+  ['https://localhost/hook', 'private_address'],
+  ['https://api.localhost/hook', 'private_address'],
+  ['https://hooks.example.com:25/x', 'port'],
+  ['https://hooks.example.com:22/x', 'port'],
+  ['https://hooks.example.com:6667/x', 'port'],
+  ['not a url', 'invalid_url'],
+  ['//evil.example/x', 'invalid_url'],
+  ['/relative/path', 'invalid_url'],
+];

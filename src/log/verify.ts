@@ -63,7 +63,9 @@ function execution(body: Record<string, unknown>): Record<string, unknown> {
 function parseBody(text: string): Record<string, unknown> | undefined {
   try {
     const v = JSON.parse(text) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+    return typeof v === 'object' && v !== null && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { loopbackOnly } from '../../egress/testing.js';
 import { dialects } from '../../store/testing.js';
 import { type Harness, harness, type ScriptedReceiver, SECRET, startScriptedReceiver } from '../testing.js';
 import type { DeliveryModuleOptions } from '../module.js';
@@ -229,9 +230,17 @@ describe.each(DIALECTS)('the delivery engine on %s', (dialect) => {
   });
 
   it('marks an attempt to a target outside egress.allow as blocked, not retried', async () => {
+    // A name only DNS shows to be private passes the early check at enqueue; the attempt refuses it.
+    // (A private literal never gets this far: blocked.test.ts records it blocked at enqueue.)
     h = await harness({
       dialect,
-      channels: { hook: { type: 'webhook', url: 'http://10.0.0.1/hook', secret_env: 'HOOK_SECRET' } },
+      channels: {
+        hook: { type: 'webhook', url: 'https://hook.internal.test/hook', secret_env: 'HOOK_SECRET' },
+      },
+      module: {
+        env: { HOOK_SECRET: SECRET },
+        egress: { dial: loopbackOnly, resolve: async () => [{ address: '10.0.0.1', family: 4 }] },
+      },
     });
     await h.enqueue('hook');
     await h.drain();

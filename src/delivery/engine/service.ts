@@ -1,3 +1,5 @@
+import { blockedTarget } from '../../channels/index.js';
+import type { EgressPolicy } from '../../egress/index.js';
 import type { Message } from '../../notify/port.js';
 import { type EnvelopeInput, newId } from '../../envelope/index.js';
 import { AppError } from '../../errors/index.js';
@@ -8,6 +10,7 @@ import type { ChannelEntry } from './engine.js';
 import { firstAttemptAt, type RetryPolicy } from '../retry.js';
 import { type EndpointPolicy, initialEndpoint } from './endpoint.js';
 import { deliveryEvent } from '../events.js';
+import { errorOf, settle } from './settle.js';
 import * as q from './sql.js';
 
 /**
@@ -93,6 +96,12 @@ export interface ServiceDeps {
   endpointPolicy: EndpointPolicy;
   /** Entry 0 of the schedule delays a new delivery's first attempt ("immediately" by default). */
   retry?: RetryPolicy;
+  /**
+   * `egress.allow`, compiled, and where `*_env` URLs are read: with both, a delivery whose channel URL
+   * the guard refuses without a lookup is recorded `dead` / blocked at enqueue, never queued.
+   */
+  policy?: EgressPolicy;
+  secret?: (env: string) => string | undefined;
 }
 
 export function view(r: q.DeliveryRow): DeliveryView {
@@ -126,20 +135,61 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
         throw new AppError('bad_request', 'the message eventId must be the delivery event id');
       const now = d.now();
       const id = newId('delivery', now);
+      const refused = d.policy ? blockedTarget(entry, d.secret ?? (() => undefined), d.policy) : undefined;
+      const row: q.DeliveryRow = {
+        id,
+        event_id: input.eventId,
+        correlation_id: input.correlationId ?? input.eventId,
+        destination: input.destination,
+        channel_type: entry.type,
+        message: JSON.stringify(input.message),
+        payload_ref: null,
+        status: 'pending',
+        priority: input.priority === 'high' ? 1 : 0,
+        attempts: 0,
+        next_attempt_at: d.retry ? firstAttemptAt(d.retry, now) : now,
+        lease_until: null,
+        last_status: null,
+        last_error: null,
+        last_response: null,
+        created_at: now,
+        updated_at: now,
+      };
+      // A URL the guard refuses is refused under this config whatever the lane: dead at once, with the
+      // `blocked` event a connect-time refusal writes, instead of a row the priority lane retries forever.
+      const blocked = refused && {
+        reason: refused.blocked.reason,
+        detail: `channels.${input.destination}.${refused.target.key}${refused.target.env ? ` ($${refused.target.env})` : ''}: ${refused.blocked.detail}`,
+      };
+      const finished = blocked && {
+        row,
+        attempt: 0,
+        result: { sent: false, durationMs: 0, error: 'blocked' as const, blocked },
+        outcome: { kind: 'dead' as const, reason: `blocked: ${blocked.reason}` },
+      };
       const rows = await tx.query<{ id: string }>(
         q.insertDelivery({
           id,
-          eventId: input.eventId,
-          correlationId: input.correlationId ?? input.eventId,
-          destination: input.destination,
-          channelType: entry.type,
-          message: JSON.stringify(input.message),
+          eventId: row.event_id,
+          correlationId: row.correlation_id,
+          destination: row.destination,
+          channelType: row.channel_type,
+          message: row.message,
           payloadRef: null,
-          priority: input.priority === 'high' ? 1 : 0,
-          nextAttemptAt: d.retry ? firstAttemptAt(d.retry, now) : now,
+          priority: row.priority,
+          nextAttemptAt: row.next_attempt_at,
           now,
+          ...(finished ? { status: 'dead' as const, lastError: errorOf(finished.outcome) } : {}),
         }),
       );
+      if (rows[0] && finished) {
+        await d.log.appendMany([settle(finished).event], tx);
+        tx.afterCommit(() => {
+          d.onAppended?.(['integration.delivery.blocked']);
+          d.log.notify();
+        });
+        return { id, created: true };
+      }
       if (rows[0]) {
         // Wake the engine once the caller's transaction has committed: earlier, it would find nothing.
         tx.afterCommit(() => d.wake?.());

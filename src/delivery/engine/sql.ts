@@ -60,10 +60,13 @@ export function insertDelivery(d: {
   priority: number;
   nextAttemptAt: number;
   now: number;
+  /** `dead` for a delivery refused at enqueue (a blocked URL): it is never claimed. */
+  status?: 'pending' | 'dead';
+  lastError?: string | null;
 }): Sql {
   return {
-    text: `INSERT INTO deliveries (id, event_id, correlation_id, destination, channel_type, message, payload_ref, status, priority, attempts, next_attempt_at, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $10, 0, $8, $9, $9)
+    text: `INSERT INTO deliveries (id, event_id, correlation_id, destination, channel_type, message, payload_ref, status, priority, attempts, next_attempt_at, last_error, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $11, $10, 0, $8, $12, $9, $9)
 ON CONFLICT (event_id, destination) DO NOTHING RETURNING id`,
     values: [
       d.id,
@@ -76,6 +79,8 @@ ON CONFLICT (event_id, destination) DO NOTHING RETURNING id`,
       d.nextAttemptAt,
       d.now,
       d.priority,
+      d.status ?? 'pending',
+      d.lastError ?? null,
     ],
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { outboundUrl } from '../../egress/index.js';
 import { fetchSchema } from './fetch.js';
 
 /** `10s`, `5m`, `1h`, `250ms`: a window written the way people say it. */
@@ -32,7 +33,7 @@ const commandAction = z.strictObject({
 
 const httpAction = z.strictObject({
   type: z.literal('http'),
-  url: z.url(),
+  url: outboundUrl,
   headers: z.record(z.string(), z.string()).optional(),
   body_template: z.unknown().optional(),
 });
