@@ -1,54 +1,17 @@
+import { ASSIGNMENT, ASSIGNMENT_KEYWORDS, classifyAssignment, ELEMENT, entropy } from './assignments.js';
+import { scanText } from './normalize.js';
+import { type SecretKind, TOKEN_RULES } from './rules.js';
+
 /**
- * Secret scanning for everything that leaves the gateway. Patterns follow the providers' documented
- * token formats (the same shapes gitleaks and GitHub secret scanning look for); each finding names
- * its kind, never its value. Pinned by secrets.test.ts, one row per kind.
+ * Secret scanning for everything that leaves the gateway or enters its log. The text is first read
+ * as a scanner must (`normalize.ts`: invisible characters stripped, NFKC), then matched against the
+ * provider token shapes (`rules.ts`, after gitleaks) and the `key = value` forms people write secrets
+ * in (`assignments.ts`). Each finding names its kind, never its value, and is given in offsets of the
+ * original text, so a mask covers the token and anything hidden inside it. Hand-written rules over a
+ * detector library: see docs/security.md ("Secrets") for what was weighed.
  */
 
-export type SecretKind =
-  | 'private_key'
-  | 'aws_access_key'
-  | 'gcp_api_key'
-  | 'gcp_service_account'
-  | 'azure_key'
-  | 'github_token'
-  | 'slack_token'
-  | 'anthropic_key'
-  | 'openai_key'
-  | 'jwt'
-  | 'password_assignment'
-  | 'bearer_token';
-
-interface Pattern {
-  kind: SecretKind;
-  re: RegExp;
-  /** The capture group that holds the secret (the rest is context, such as `password=`). */
-  group?: number;
-}
-
-// Order matters: a more specific kind (sk-ant-) must claim its span before a general one (sk-).
-const PATTERNS: Pattern[] = [
-  {
-    kind: 'private_key',
-    re: /-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----[\s\S]*?(-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|$)/g,
-  },
-  { kind: 'aws_access_key', re: /\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b/g },
-  { kind: 'gcp_api_key', re: /\bAIza[0-9A-Za-z_-]{35}\b/g },
-  { kind: 'gcp_service_account', re: /"private_key_id"\s*:\s*"[0-9a-f]{40}"/g },
-  { kind: 'azure_key', re: /\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{40,}={0,2})/g, group: 1 },
-  { kind: 'azure_key', re: /\b[0-9A-Za-z]{3}8Q~[0-9A-Za-z_~.-]{31,34}\b/g },
-  { kind: 'github_token', re: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b/g },
-  { kind: 'github_token', re: /\bgithub_pat_[A-Za-z0-9_]{22,255}\b/g },
-  { kind: 'slack_token', re: /\bxox[abprs]-[A-Za-z0-9-]{10,}\b/g },
-  { kind: 'anthropic_key', re: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
-  { kind: 'openai_key', re: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}/g },
-  { kind: 'jwt', re: /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}/g },
-  {
-    kind: 'password_assignment',
-    re: /\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)\b["']?\s*[:=]\s*["']?([^\s"',;]{4,})/gi,
-    group: 1,
-  },
-  { kind: 'bearer_token', re: /\bBearer\s+([A-Za-z0-9._~+/=-]{20,})/g, group: 1 },
-];
+export type { SecretKind } from './rules.js';
 
 export interface SecretFinding {
   kind: SecretKind;
@@ -56,36 +19,75 @@ export interface SecretFinding {
   end: number;
 }
 
-/** Shannon entropy in bits per character: a bearer value below this is a word, not a token. */
-const BEARER_MIN_ENTROPY = 3.5;
-
-function entropy(s: string): number {
-  const counts = new Map<string, number>();
-  for (const ch of s) counts.set(ch, (counts.get(ch) ?? 0) + 1);
-  let h = 0;
-  for (const n of counts.values()) {
-    const p = n / s.length;
-    h -= p * Math.log2(p);
-  }
-  return h;
+/** The secret's span inside a match: the capture group when there is one, else the whole match. */
+function span(m: RegExpMatchArray, group: number | undefined): [number, number, string] | undefined {
+  if (m.index === undefined) return undefined;
+  if (!group) return [m.index, m.index + m[0].length, m[0]];
+  const value = m[group];
+  if (value === undefined) return undefined;
+  const start = m.index + m[0].lastIndexOf(value);
+  return [start, start + value.length, value];
 }
 
-/** Every secret-looking span in `text`, non-overlapping, in order. */
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const ALL_KEYWORDS = [...new Set([...TOKEN_RULES.flatMap((r) => r.keywords), ...ASSIGNMENT_KEYWORDS])].sort(
+  (a, b) => b.length - a.length,
+);
+/**
+ * One pass over the text finds every keyword present (gitleaks' prefilter), so a rule runs only when
+ * one of its own is: a zero-width lookahead tries every position, longest keyword first.
+ */
+const KEYWORD_RE = new RegExp(`(?=(${ALL_KEYWORDS.map(escapeRe).join('|')}))`, 'g');
+
+function keywordsIn(lower: string): Set<string> {
+  const hits = new Set<string>();
+  for (const m of lower.matchAll(KEYWORD_RE)) hits.add(m[1]!);
+  // A shorter keyword at the same position (`sk-` under `sk-ant-`) is inside the longer one found there.
+  for (const k of ALL_KEYWORDS) if (!hits.has(k) && [...hits].some((h) => h.includes(k))) hits.add(k);
+  return hits;
+}
+
+/** Every secret-looking span in `text`, non-overlapping, in order of position. */
 export function scanSecrets(text: string): SecretFinding[] {
+  const view = scanText(text);
+  const t = view.text;
+  const hits = keywordsIn(t.toLowerCase());
   const found: SecretFinding[] = [];
   const overlaps = (s: number, e: number) => found.some((f) => s < f.end && e > f.start);
-  for (const p of PATTERNS) {
-    for (const m of text.matchAll(p.re)) {
-      const value = p.group ? m[p.group] : m[0];
-      if (value === undefined || m.index === undefined) continue;
-      const start = p.group ? m.index + m[0].lastIndexOf(value) : m.index;
-      const end = start + value.length;
-      if (p.kind === 'bearer_token' && entropy(value) < BEARER_MIN_ENTROPY) continue;
-      if (overlaps(start, end)) continue;
-      found.push({ kind: p.kind, start, end });
+  const add = (kind: SecretKind, s: number, e: number) => {
+    if (!overlaps(s, e)) found.push({ kind, start: s, end: e });
+  };
+
+  for (const rule of TOKEN_RULES) {
+    if (!rule.keywords.some((k) => hits.has(k))) continue;
+    for (const m of t.matchAll(rule.re)) {
+      const at = span(m, rule.group);
+      if (!at) continue;
+      const [s, e, secret] = at;
+      if (rule.minEntropy !== undefined && entropy(secret) < rule.minEntropy) continue;
+      if (rule.accept && !rule.accept(secret)) continue;
+      add(rule.kind, s, e);
     }
   }
-  return found.sort((a, b) => a.start - b.start);
+  if (ASSIGNMENT_KEYWORDS.some((k) => hits.has(k))) {
+    for (const m of t.matchAll(ASSIGNMENT)) {
+      const value = m[2] ?? m[3] ?? m[4] ?? m[5];
+      if (value === undefined || m.index === undefined) continue;
+      const kind = classifyAssignment(m[1]!, value.trim());
+      if (!kind) continue;
+      const s = m.index + m[0].lastIndexOf(value);
+      add(kind, s, s + value.length);
+    }
+    for (const m of t.matchAll(ELEMENT)) {
+      const kind = classifyAssignment(m[1]!, m[2]!);
+      if (!kind || m.index === undefined) continue;
+      const s = m.index + m[0].indexOf(m[2]!, m[1]!.length + 2);
+      add(kind, s, s + m[2]!.length);
+    }
+  }
+  return found
+    .map((f) => ({ kind: f.kind, start: view.toOriginal(f.start), end: view.toOriginal(f.end, true) }))
+    .sort((a, b) => a.start - b.start);
 }
 
 /** Replaces each finding with `[redacted:<kind>]`. */
@@ -93,6 +95,7 @@ export function maskSecrets(text: string, findings = scanSecrets(text)): string 
   let out = '';
   let at = 0;
   for (const f of findings) {
+    if (f.start < at) continue;
     out += `${text.slice(at, f.start)}[redacted:${f.kind}]`;
     at = f.end;
   }
