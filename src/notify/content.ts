@@ -1,3 +1,5 @@
+import { type FoundLink, findLinks } from '../scan/links.js';
+import { foldForScan } from '../scan/normalize.js';
 import { maskSecrets, type SecretKind, scanSecrets } from '../scan/secrets.js';
 import { stripMassMentions, truncate } from '../text/index.js';
 
@@ -25,53 +27,80 @@ export type ArtifactCheck =
   | { kind: 'ok'; url: string }
   | { kind: 'refused'; reason: 'not_a_url' | 'scheme' | 'domain' | 'credentials' };
 
-/** An artifact link is clickable only when it is https (or http) on an allowed domain, without user info. */
+/**
+ * An artifact becomes a button: it is kept only when it is `https:` on an allowed domain, without user
+ * info. Plain `http:` is refused too (a button to a page anyone on the path can rewrite); it is shown
+ * defanged in the detail instead, like every other refused artifact.
+ */
 export function checkArtifact(link: string, domains: readonly string[]): ArtifactCheck {
   let url: URL;
   try {
-    url = new URL(link);
+    url = new URL(foldForScan(link.trim()));
   } catch {
     return { kind: 'refused', reason: 'not_a_url' };
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { kind: 'refused', reason: 'scheme' };
+  if (url.protocol !== 'https:') return { kind: 'refused', reason: 'scheme' };
   if (url.username || url.password) return { kind: 'refused', reason: 'credentials' };
   if (!hostAllowed(url.hostname, domains)) return { kind: 'refused', reason: 'domain' };
   return { kind: 'ok', url: url.href };
 }
 
-// Schemes and bare hosts a chat client would turn into a link.
-const LINK_RE = /\b((?:https?|ftp|file):\/\/[^\s<>"'`]+|www\.[^\s<>"'`]+)/gi;
+/** Scheme spellings a reader still recognises but no client links. */
+const DEFANGED_SCHEME: Readonly<Record<string, string>> = {
+  http: 'hxxp',
+  https: 'hxxps',
+  ftp: 'fxp',
+  ftps: 'fxps',
+  file: 'fxle',
+};
 
-/** `https://evil.example/x` → `hxxps://evil[.]example/x`: still readable, no longer clickable. */
+/**
+ * `https://evil.example/x` → `hxxps://evil[.]example/x`, `javascript:alert(1)` → `javascript[:]alert(1)`,
+ * `evil.example/reset` → `evil[.]example/reset`, `a@evil.com` → `a@evil[.]com`: still readable, no
+ * longer clickable. The link is written out folded (without the invisible characters it may have hidden).
+ */
 export function defang(link: string): string {
-  const m = /^([a-z]+):\/\/([^/?#]*)(.*)$/i.exec(link);
-  if (!m) return link.replace(/\./g, '[.]');
-  const scheme = m[1]!.toLowerCase().replace(/^http/, 'hxxp').replace(/^ftp/, 'fxp').replace(/^file/, 'fxle');
-  return `${scheme}://${m[2]!.replace(/\./g, '[.]')}${m[3]}`;
+  const folded = foldForScan(link).replace(/[\u3002\uff61]/g, '.');
+  const m = /^(?:([A-Za-z][A-Za-z0-9+.-]*):)?(\/\/)?([^/?#]*)(.*)$/s.exec(folded);
+  if (!m) return folded.replace(/\./g, '[.]');
+  const [, scheme, slashes = '', host = '', rest = ''] = m;
+  const dots = (h: string) => h.replace(/\./g, '[.]');
+  // A link inside the link (`…?next=https://evil.com`, `javascript:fetch('//evil.com')`) is one too.
+  const inner = (s: string) => (s ? defangLinks(s, []).text : s);
+  // `//localhost:3000/x` has no dot to defang: its slashes are.
+  if (scheme === undefined)
+    return `${slashes && !host.includes('.') ? '[//]' : slashes}${dots(host)}${inner(rest)}`;
+  const known = DEFANGED_SCHEME[scheme.toLowerCase()];
+  if (known && slashes) return `${known}://${dots(host)}${inner(rest)}`;
+  // Any other scheme (javascript:, data:, mailto:, slack://, `https:\\host`): the colon is defanged.
+  return `${scheme}[:]${slashes}${slashes ? dots(host) : inner(host)}${inner(rest)}`;
 }
 
-function linkHost(link: string): string | undefined {
-  try {
-    return new URL(/^www\./i.test(link) ? `https://${link}` : link).hostname;
-  } catch {
-    return undefined;
-  }
+function allowedLink(link: FoundLink, allowed: readonly string[]): boolean {
+  if (!link.host || !hostAllowed(link.host, allowed)) return false;
+  if (link.kind === 'email') return true;
+  // A bare allowed host (`ci.example.com/run/1`) is opened as http(s) by every client.
+  return link.scheme === undefined
+    ? !link.text.startsWith('//')
+    : link.scheme === 'https' || link.scheme === 'http';
 }
 
 /**
  * Links inside free text came from the agent, which read untrusted context (a web page, an issue, a
  * webhook): a phishing link must not become a button on the owner's phone. Links on an allowed domain
- * stay as they are; every other link is defanged.
+ * stay as they are; every other link a reader could click (`src/scan/links.ts` finds them) is defanged.
  */
 export function defangLinks(text: string, allowed: readonly string[]): { text: string; defanged: number } {
   let defanged = 0;
-  const out = text.replace(LINK_RE, (link) => {
-    const host = linkHost(link);
-    if (host && /^https?:/i.test(link) && hostAllowed(host, allowed)) return link;
+  let out = '';
+  let at = 0;
+  for (const link of findLinks(text)) {
+    if (link.start < at || allowedLink(link, allowed)) continue;
+    out += text.slice(at, link.start) + defang(text.slice(link.start, link.end));
+    at = link.end;
     defanged++;
-    return defang(link);
-  });
-  return { text: out, defanged };
+  }
+  return { text: out + text.slice(at), defanged };
 }
 
 export { stripMassMentions };
@@ -160,7 +189,10 @@ export function gateContent(input: ContentInput, opts: ContentOptions): ContentO
     if (check.kind === 'ok') content.artifact = check.url;
     else {
       rewrites.artifact_refused = check.reason;
-      const shown = `artifact (not on an allowed domain): ${defang(masked.artifact)}`;
+      // Shown, not linked: every link inside it defanged (an artifact may be markdown or several links).
+      const inside = defangLinks(masked.artifact, opts.allowed_link_domains);
+      rewrites.defanged_links += inside.defanged;
+      const shown = `artifact (not on an allowed domain): ${inside.defanged > 0 ? inside.text : defang(masked.artifact)}`;
       detail = detail ? `${detail}\n${shown}` : shown;
     }
   }
