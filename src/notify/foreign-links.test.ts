@@ -13,7 +13,6 @@ const OPTS = { secrets: 'mask' as const, allowed_link_domains: ALLOWED, detail_m
  * or opens no host at all (`javascript:`, `data:`, an app's scheme).
  */
 const eager = new LinkifyIt({ fuzzyLink: true, fuzzyEmail: true, fuzzyIP: true });
-eager.add('javascript:', 'http:').add('data:', 'http:').add('vbscript:', 'http:');
 const RUNNABLE = /(?<![\w[])(?:javascript|vbscript|data|file|blob|tel|sms|mailto)\s*:(?!\])/i;
 const APP_SCHEME = /(?<![\w[])[a-z][a-z0-9+.-]{1,31}:\/\/(?!\])/gi;
 const PROTOCOL_RELATIVE = /(?<![:\w/\\[])\/\/[\w-]+\.[\w.-]+/;
