@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { scanSecrets } from '../scan/secrets.js';
 import type { Signal } from './mapping.js';
 
 /** What a person needs to act on a signal, read from the payload (and `.git/HEAD` when it is local). */
@@ -53,6 +54,21 @@ function cap(text: string, max: number): string {
 }
 
 /**
+ * The runtime's words, spaces folded and capped, without splitting a secret before notify's content
+ * gate has seen it whole: a cut through a token would leave its first half unrecognised (so unmasked
+ * and not blocked), and `\s` matches U+FEFF, so folding would turn one hidden inside a token into a
+ * space that splits it. A cut inside a secret moves to its end; U+FEFF is kept as it is.
+ * src/notify/hostile.test.ts sends both through a Stop hook.
+ */
+function runtimeWords(text: string, max: number): string {
+  const folded = text.replace(/[^\S\ufeff]+/g, ' ');
+  if (folded.length <= max) return folded;
+  const limit = max - 1;
+  const straddling = scanSecrets(folded).find((f) => f.start < limit && f.end > limit);
+  return cap(folded, straddling ? straddling.end + 1 : max);
+}
+
+/**
  * The `report_progress` arguments for a signal: a summary a lock screen can show, and a detail with
  * the runtime's words (capped) and the context. Pure; the content gate runs afterwards in notify.
  */
@@ -64,7 +80,7 @@ export function reportFor(
   const where = ctx.project ? ` · ${ctx.project}${ctx.branch ? ` (${ctx.branch})` : ''}` : '';
   const summary = cap(`${signal.headline}${where}`, SUMMARY_MAX);
   const lines: string[] = [];
-  if (signal.text && textMax > 0) lines.push(cap(signal.text.replace(/\s+/g, ' '), textMax));
+  if (signal.text && textMax > 0) lines.push(runtimeWords(signal.text, textMax));
   if (ctx.project) lines.push(`project: ${ctx.project}`);
   if (ctx.branch) lines.push(`branch: ${ctx.branch}`);
   if (ctx.session) lines.push(`session: ${ctx.session}`);

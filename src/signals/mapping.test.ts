@@ -116,6 +116,22 @@ describe('the report a signal becomes', () => {
     );
   });
 
+  it('never cuts the runtime words inside a secret, so the content gate still sees it whole', () => {
+    const token = ['ghp_', 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'].join('');
+    const signal = {
+      ...signalOf('claude-code', 'Stop')!,
+      text: `${'x'.repeat(60)} ${token} and more after it`,
+    };
+    const detail = reportFor(signal, {}, 70).detail ?? '';
+    expect(detail).toContain(token);
+    expect(detail).not.toContain('and more');
+  });
+
+  it('keeps an invisible U+FEFF inside a token instead of folding it into a splitting space', () => {
+    const signal = { ...signalOf('claude-code', 'Stop')!, text: 'key sk-proj-\ufeffabc\n\nnext' };
+    expect(reportFor(signal, {}, 280).detail).toBe('key sk-proj-\ufeffabc next');
+  });
+
   it('keeps the summary within 120 characters', () => {
     const signal = signalOf('claude-code', 'Stop')!;
     expect(reportFor(signal, { project: 'p'.repeat(300) }, 280).summary).toHaveLength(120);
