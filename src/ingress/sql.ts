@@ -203,6 +203,22 @@ export function selectRun(runId: string): Sql {
   return { text: 'SELECT * FROM ingress_runs WHERE id = $1', values: [runId] };
 }
 
+/** Runs in `launching` since before `before`: their launcher may have died mid-launch. */
+export function selectStaleLaunches(before: number, limit: number): Sql {
+  return {
+    text: `SELECT * FROM ingress_runs WHERE state = 'launching' AND updated_at < $1 ORDER BY updated_at LIMIT $2`,
+    values: [before, limit],
+  };
+}
+
+/** Takes a stale launching run over (its lease starts again), so two recovering launchers do not both act. */
+export function retakeLaunch(runId: string, seenAt: number, now: number): Sql {
+  return {
+    text: `UPDATE ingress_runs SET updated_at = $1 WHERE id = $2 AND state = 'launching' AND updated_at = $3 RETURNING *`,
+    values: [now, runId, seenAt],
+  };
+}
+
 export function failStaleLaunches(before: number, now: number): Sql {
   return {
     text: `UPDATE ingress_runs SET state = 'failed', updated_at = $1, error = 'interrupted while launching'

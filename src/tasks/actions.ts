@@ -28,6 +28,8 @@ export async function launchHttp(
   const row = await store.submit(req, stored, {}, id);
   const headers = { ...a.headers, 'content-type': 'application/json', 'idempotency-key': req.cause.event_id };
   let status: number;
+  // Written ahead of the POST, as a spawn is (service.ts): a crash after it means "may have been sent".
+  await store.markSpawn(row.id);
   try {
     status = (await poster({ url: a.url, headers, body: body.body })).status;
   } catch (err) {
@@ -62,6 +64,7 @@ export async function launchHttp(
 export async function launchNotify(store: TaskStore, req: LaunchRequest, a: NotifyAction): Promise<TaskRow> {
   const stored: StoredAction = { type: 'notify', channels: a.channels ?? [] };
   const row = await store.submit(req, stored, {});
+  await store.markSpawn(row.id);
   const summary = { channels: stored.channels };
   return (
     (await store.move(

@@ -50,6 +50,11 @@ export interface LaunchRequest {
   owner?: string;
   title: string;
   cause: Envelope;
+  /**
+   * The caller's idempotency marker (the launcher passes the admitted run's id): a second launch with
+   * the same key returns the task the first one made and runs nothing. Recorded before anything runs.
+   */
+  launch_key?: string;
 }
 
 export interface TaskService {
@@ -58,6 +63,13 @@ export interface TaskService {
   /** Records activity from a hook or tool call: updates last activity and the step counter. */
   touch(taskId: string, opts?: { step?: boolean; session_id?: string; runtime?: string }): Promise<void>;
   resume(id: string, message: string, by: Principal): Promise<TaskView>;
+  /**
+   * What became of a launch with this key, for a launcher recovering from a crash: undefined when none
+   * reached the task store (nothing ran), else its task and whether anything may have run (`started`:
+   * the process was about to be spawned, or the POST sent). Optional: a service without it leaves the
+   * launcher to its fallback (fail the run, never launch twice).
+   */
+  findLaunch?(key: string): Promise<{ task: TaskView; started: boolean } | undefined>;
 }
 
 /** Tasks (src/tasks/module.ts provides it). */

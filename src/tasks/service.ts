@@ -21,7 +21,7 @@ import type { Poster } from './http.js';
 import { type AgentProcess, type Exit, pidAlive, startProcess } from './process.js';
 import { planResume, RESUMABLE, resumeHeader } from './resume.js';
 import * as q from './sql.js';
-import { type StoredAction, TaskStore } from './store.js';
+import { AlreadyLaunched, type StoredAction, TaskStore } from './store.js';
 import { renderArgv, trustedVars, untrustedHeader } from './template.js';
 
 export interface RunnerDeps {
@@ -77,7 +77,30 @@ export class TaskRunner implements TaskService {
     this.store = new TaskStore(deps);
   }
 
+  /**
+   * Launches an action once per `launch_key`: a key that already has a task gets that task back, and
+   * nothing runs again (a launcher retrying after a crash, two replicas racing). The unique index on
+   * the key decides a race; the loser's insert records nothing.
+   */
   async launch(req: LaunchRequest): Promise<TaskView> {
+    if (req.launch_key) {
+      const first = await this.store.byLaunchKey(req.launch_key);
+      if (first) return q.toView(first);
+    }
+    try {
+      return await this.launchNew(req);
+    } catch (err) {
+      if (err instanceof AlreadyLaunched) return q.toView(err.row);
+      throw err;
+    }
+  }
+
+  async findLaunch(key: string): Promise<{ task: TaskView; started: boolean } | undefined> {
+    const row = await this.store.byLaunchKey(key);
+    return row ? { task: q.toView(row), started: row.spawn_at !== null } : undefined;
+  }
+
+  private async launchNew(req: LaunchRequest): Promise<TaskView> {
     const a = req.action;
     if (a.type === 'http') {
       const id = newId('task', this.deps.now());
@@ -230,6 +253,8 @@ export class TaskRunner implements TaskService {
     this.deps.keys.add(secret, { name: `task:${row.id}`, role: 'agent', task_id: row.id });
     const env = this.agentEnv(row.id, secret, r.inputFile, r.env, Number(row.depth));
     const spec = { argv: r.argv, cwd: r.cwd, env, stdinFile: r.inputFile, logDir: this.taskDir(row.id) };
+    // Written ahead of the spawn: after a crash anywhere from here on, "may have run" is the answer.
+    await this.store.markSpawn(row.id);
     const started = await startProcess(spec).catch((err: Error) => ({
       ok: false as const,
       error: err.message,

@@ -33,6 +33,10 @@ export interface TaskRow {
   gateway_pid: number | null;
   key_digest: string | null;
   error: string | null;
+  /** The launcher's idempotency marker (an admitted run's id); unique. */
+  launch_key: string | null;
+  /** Set just before the process was spawned (or the POST sent): null means nothing ran. */
+  spawn_at: number | null;
 }
 
 export type NewTask = Pick<
@@ -56,6 +60,7 @@ export type NewTask = Pick<
   | 'boot_id'
   | 'host'
   | 'gateway_pid'
+  | 'launch_key'
 >;
 
 /** The columns a transition may set besides state and updated_at. */
@@ -80,12 +85,15 @@ export const TERMINAL: readonly TaskState[] = ['completed', 'failed', 'canceled'
 export const LIVE: readonly TaskState[] = ['submitted', 'working', 'input-required'];
 
 export function insertTask(t: NewTask, now: number): Sql {
+  // A second launch with the same key inserts nothing (and gets no row back): the caller returns the
+  // task the first one made (TaskStore.submit).
   return {
     text: `INSERT INTO tasks (id, state, owner, runtime, tenant_id, environment, correlation_id, cause_event_id,
              hop_count, depth, title, trigger_id, action, untrusted_ref, untrusted_digest, steps, max_steps,
-             max_runtime_ms, boot_id, host, gateway_pid, created_at, updated_at, last_activity_at)
+             max_runtime_ms, boot_id, host, gateway_pid, launch_key, created_at, updated_at, last_activity_at)
            VALUES ($1, 'submitted', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 0, $15, $16, $17, $18, $19,
-             $20, $20, $20)
+             $21, $20, $20, $20)
+           ON CONFLICT (launch_key) DO NOTHING
            RETURNING *`,
     values: [
       t.id,
@@ -108,8 +116,18 @@ export function insertTask(t: NewTask, now: number): Sql {
       t.host,
       t.gateway_pid,
       now,
+      t.launch_key,
     ],
   };
+}
+
+export function selectByLaunchKey(key: string): Sql {
+  return { text: 'SELECT * FROM tasks WHERE launch_key = $1', values: [key] };
+}
+
+/** The write-ahead mark of a spawn (or a POST): recorded before the effect, never cleared. */
+export function markSpawn(id: string, now: number): Sql {
+  return { text: 'UPDATE tasks SET spawn_at = $2 WHERE id = $1 AND spawn_at IS NULL', values: [id, now] };
 }
 
 export function selectTask(id: string): Sql {

@@ -17,6 +17,14 @@ export interface Limits {
   max_runtime_ms?: number;
 }
 
+/** A launch whose key already has a task: nothing new was recorded or run. */
+export class AlreadyLaunched extends Error {
+  constructor(readonly row: q.TaskRow) {
+    super(`a task was already launched with this key: ${row.id}`);
+    this.name = 'AlreadyLaunched';
+  }
+}
+
 /**
  * The task rows and their events. Every state change goes through `move`: one conditional UPDATE and
  * its event in one transaction, so a state and the event that announces it never disagree.
@@ -71,11 +79,18 @@ export class TaskStore {
             boot_id: this.deps.bootId,
             host: this.host,
             gateway_pid: process.pid,
+            launch_key: req.launch_key ?? null,
           },
           this.deps.now(),
         ),
       );
-      if (!row) throw new Error('INSERT … RETURNING gave no row');
+      if (!row) {
+        const first = req.launch_key
+          ? await one<q.TaskRow>(tx, q.selectByLaunchKey(req.launch_key))
+          : undefined;
+        if (first) throw new AlreadyLaunched(first);
+        throw new Error('INSERT … RETURNING gave no row');
+      }
       const summary = action.type === 'notify' ? { channels: action.channels } : {};
       await this.deps.emit(taskEvent(row, 'agent.task.submitted', summary), tx);
       return row;
@@ -116,6 +131,15 @@ export class TaskStore {
     opts: { step: boolean; session_id: string | null; runtime: string | null },
   ): Promise<q.TaskRow | undefined> {
     return one<q.TaskRow>(this.deps.db, q.touchTask(id, this.deps.now(), opts));
+  }
+
+  async byLaunchKey(key: string): Promise<q.TaskRow | undefined> {
+    return one<q.TaskRow>(this.deps.db, q.selectByLaunchKey(key));
+  }
+
+  /** Recorded before the process is spawned or the POST sent: `spawn_at` null means nothing ran. */
+  async markSpawn(id: string): Promise<void> {
+    await this.deps.db.query(q.markSpawn(id, this.deps.now()));
   }
 
   async recordExit(id: string, code: number | null): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Envelope } from '../../envelope/index.js';
 import type { IngressDeps } from '../module.js';
-import type { LaunchRequest } from '../../tasks/port.js';
+import type { LaunchRequest, TaskService, TaskState } from '../../tasks/port.js';
 import { startWorker, type Worker } from '../../kernel/worker.js';
 import { markDelivery } from '../pipeline/deliveries.js';
 import { readFacts } from '../pipeline/facts.js';
@@ -11,8 +11,10 @@ import {
   dueRuns,
   failStaleLaunches,
   finishTask,
+  retakeLaunch,
   type RunRow,
   setRunState,
+  staleLaunches,
 } from './runs.js';
 import type { CompiledTrigger } from './triggers.js';
 
@@ -31,10 +33,13 @@ export const TASK_TERMINAL_TYPES = new Set([
   'agent.task.rejected',
 ]);
 
+const TASK_STATES_ENDED: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'canceled', 'rejected']);
+
 /**
  * Hands due runs to `services.tasks`. Without a task service the runs stay `waiting` (admitted, queued)
  * and start once one is running. A run is launched at most once: it is claimed (`waiting` → `launching`)
- * before the launch, and the partial unique index refuses a second active run for the same key.
+ * before the launch, the partial unique index refuses a second active run for the same key, and the
+ * launch carries the run's id as its idempotency marker, which settles a launch a crash interrupted.
  */
 export class Launcher {
   private worker: Worker | undefined;
@@ -75,10 +80,14 @@ export class Launcher {
     if (!tasks) return 0;
     const { db } = this.services;
     const now = this.services.now();
-    for (const eventId of await failStaleLaunches(db, now - LAUNCH_LEASE_MS, now)) {
-      await markDelivery(db, eventId, 'failed', now, 'the gateway stopped while launching its run');
-    }
     let launched = 0;
+    const findLaunch = tasks.findLaunch?.bind(tasks);
+    if (findLaunch) launched += await this.recoverLaunches(tasks, findLaunch);
+    else {
+      for (const eventId of await failStaleLaunches(db, now - LAUNCH_LEASE_MS, now)) {
+        await markDelivery(db, eventId, 'failed', now, 'the gateway stopped while launching its run');
+      }
+    }
     for (const run of await dueRuns(db, this.services.now(), BATCH)) {
       const trigger = this.triggers().get(run.trigger_id);
       if (!trigger) {
@@ -91,20 +100,66 @@ export class Launcher {
       if (concurrent !== undefined && (await countActive(db, run.trigger_id)) >= concurrent) continue;
       const claimed = await claimRun(db, run.id, this.services.now());
       if (!claimed) continue;
-      try {
-        const req = await this.request(claimed, trigger);
-        const task = await tasks.launch(req);
-        await setRunState(db, run.id, 'active', this.services.now(), { taskId: task.id });
-        launched++;
-      } catch (err) {
-        const message = (err as Error)?.message ?? String(err);
-        this.services.logger.warn(
-          { err, runId: run.id, trigger: run.trigger_id },
-          'launching an admitted run failed',
-        );
-        await setRunState(db, run.id, 'failed', this.services.now(), { error: message });
-        // The sender's redelivery may bring the work back: the delivery is no longer marked done.
-        await markDelivery(db, claimed.event_id, 'failed', this.services.now(), `launch failed: ${message}`);
+      if (await this.launchClaimed(tasks, claimed, trigger)) launched++;
+    }
+    return launched;
+  }
+
+  /** Launches a run this launcher holds in `launching`, with the run's id as the launch's marker. */
+  private async launchClaimed(tasks: TaskService, run: RunRow, trigger: CompiledTrigger): Promise<boolean> {
+    const { db } = this.services;
+    try {
+      const req = await this.request(run, trigger);
+      const task = await tasks.launch(req);
+      await setRunState(db, run.id, 'active', this.services.now(), { taskId: task.id });
+      if (TASK_STATES_ENDED.has(task.state)) await finishTask(db, task.id, this.services.now());
+      return true;
+    } catch (err) {
+      const message = (err as Error)?.message ?? String(err);
+      this.services.logger.warn(
+        { err, runId: run.id, trigger: run.trigger_id },
+        'launching an admitted run failed',
+      );
+      await setRunState(db, run.id, 'failed', this.services.now(), { error: message });
+      // The sender's redelivery may bring the work back: the delivery is no longer marked done.
+      await markDelivery(db, run.event_id, 'failed', this.services.now(), `launch failed: ${message}`);
+      return false;
+    }
+  }
+
+  /**
+   * Runs left `launching` past the lease: their launcher died between "launching" and "launched".
+   * The launch's marker (the run id as `launch_key`) tells what happened, so no agent runs twice:
+   * no task with it → nothing ran, the run is launched now; a task that may have run (`started`) →
+   * the run follows that task, and the delivery stays done, so a sender's redelivery is a duplicate;
+   * a task recorded but never started → the run fails and the delivery may be redelivered.
+   */
+  private async recoverLaunches(
+    tasks: TaskService,
+    findLaunch: NonNullable<TaskService['findLaunch']>,
+  ): Promise<number> {
+    const { db } = this.services;
+    let launched = 0;
+    for (const stale of await staleLaunches(db, this.services.now() - LAUNCH_LEASE_MS, BATCH)) {
+      const run = await retakeLaunch(db, stale, this.services.now());
+      if (!run) continue;
+      const found = await findLaunch(run.id);
+      const now = this.services.now();
+      if (!found) {
+        const trigger = this.triggers().get(run.trigger_id);
+        if (trigger && (await this.launchClaimed(tasks, run, trigger))) launched++;
+        else if (!trigger) {
+          await setRunState(db, run.id, 'failed', now, { error: 'the trigger is no longer configured' });
+        }
+      } else if (found.started) {
+        await setRunState(db, run.id, 'active', now, { taskId: found.task.id });
+        if (TASK_STATES_ENDED.has(found.task.state)) await finishTask(db, found.task.id, now);
+      } else {
+        await setRunState(db, run.id, 'failed', now, {
+          taskId: found.task.id,
+          error: 'interrupted before the agent started',
+        });
+        await markDelivery(db, run.event_id, 'failed', now, 'the gateway stopped before the agent started');
       }
     }
     return launched;
@@ -149,6 +204,9 @@ export class Launcher {
       ...(config.owner ? { owner: config.owner } : {}),
       title: `${config.title ?? config.id}: ${facts.event ?? 'event'}${facts.action ? `.${facts.action}` : ''} on ${about}`,
       cause,
+      // The launch's idempotency marker: a launcher recovering from a crash asks the task service what
+      // became of it (recoverLaunches), and a repeated launch with it runs nothing.
+      launch_key: run.id,
     };
   }
 }

@@ -112,10 +112,20 @@ export async function getRun(db: Db, runId: string): Promise<RunRow | undefined>
   return (await db.query<RunRow>(q.selectRun(runId)))[0];
 }
 
+/** Runs left in `launching` longer than a launch takes: their launcher may have died mid-launch. */
+export async function staleLaunches(db: Db, before: number, limit: number): Promise<RunRow[]> {
+  return db.query<RunRow>(q.selectStaleLaunches(before, limit));
+}
+
+/** Takes a stale run over; undefined when another launcher took it (or it moved on) first. */
+export async function retakeLaunch(db: Db, run: RunRow, now: number): Promise<RunRow | undefined> {
+  return (await db.query<RunRow>(q.retakeLaunch(run.id, Number(run.updated_at), now)))[0];
+}
+
 /**
- * Runs left in `launching` by a process that died mid-launch. Whether the task started is unknown and a
- * launch has no idempotency key, so they are failed (never launched twice) and their deliveries may be
- * redelivered; returns the accepted event ids concerned.
+ * The fallback for a task service that cannot say what became of a launch (`findLaunch`): runs left in
+ * `launching` are failed (never launched twice) and their deliveries may be redelivered; returns the
+ * accepted event ids concerned.
  */
 export async function failStaleLaunches(db: Db, before: number, now: number): Promise<string[]> {
   const rows = await db.query<{ event_id: string }>(q.failStaleLaunches(before, now));
