@@ -507,5 +507,4 @@ export const GITLEAKS_RULES_FOLLOWED: readonly string[] = [
   'okta-access-token',
   'sentry-access-token',
   'twitter-bearer-token',
-  'nuget-config-password',
 ].sort();

@@ -59,6 +59,36 @@ export const draw = (alphabet: string, n: number) =>
  * pieces at run time, so this file holds no token-shaped string.
  */
 export const PROVIDER_TOKENS: readonly [SecretKind, string, string][] = [
+  [
+    'gitlab_token',
+    'gitlab-runner-authentication-token-routable',
+    j('glrt-', 't1_', draw(`${ALNUM}_-`, 30), '.', draw(LOWER + DIGITS, 9)),
+  ],
+  ['gitlab_token', 'gitlab-feed-token', j('glft-', draw(`${ALNUM}_-`, 20))],
+  ['gitlab_token', 'gitlab-incoming-mail-token', j('glimt-', draw(`${ALNUM}_-`, 25))],
+  ['gitlab_token', 'gitlab-kubernetes-agent-token', j('glagent-', draw(`${ALNUM}_-`, 50))],
+  ['gitlab_token', 'gitlab-scim-token', j('glsoat-', draw(`${ALNUM}_-`, 20))],
+  ['gitlab_token', 'gitlab-feature-flag-client-token', j('glffct-', draw(`${ALNUM}_-`, 20))],
+  ['gitlab_token', 'gitlab-rrt', j('GR1348941', draw(`${ALNUM}_-`, 20))],
+  [
+    'aws_bedrock_key',
+    'aws-amazon-bedrock-api-key-short-lived',
+    j('bedrock-api-key-', 'YmVkcm9jay5hbWF6b25hd3MuY29t', draw(B64, 60)),
+  ],
+  ['gitlab_token', 'gitlab-pat-routable', j('glpat-', draw(`${ALNUM}_-`, 40), '.', draw(LOWER + DIGITS, 9))],
+  [
+    'slack_token',
+    'slack-legacy-token',
+    j('xoxs-', draw(DIGITS, 10), '-', draw(DIGITS, 10), '-', draw(DIGITS, 10), '-', draw(HEX, 64)),
+  ],
+  ['slack_token', 'slack-legacy-workspace-token', j('xoxa-', '2-', draw(ALNUM, 40))],
+  ['slack_token', 'slack-legacy-bot-token', j('xoxb-', draw(DIGITS, 10), '-', draw(ALNUM, 24))],
+  ['slack_token', 'slack-config-refresh-token', j('xoxe-', '1-', draw(UPPER + DIGITS, 146))],
+  ['digitalocean_token', 'digitalocean-access-token', j('doo_', 'v1_', draw(HEX, 64))],
+  ['shopify_token', 'shopify-custom-access-token', j('shpca_', draw(HEX, 32))],
+  ['shopify_token', 'shopify-private-app-access-token', j('shppa_', draw(HEX, 32))],
+  ['hashicorp_token', 'vault-batch-token', j('hvb.', draw(`${ALNUM}_-`, 140))],
+  ['grafana_token', 'grafana-api-key', j('eyJrIjoi', draw(ALNUM, 80))],
   ['aws_access_key', 'aws-access-token', j('AKIA', draw(`${UPPER}234567`, 16))],
   ['aws_access_key', 'aws-access-token', j('ASIA', draw(`${UPPER}234567`, 16))],
   ['aws_access_key', 'aws-access-token', j('ABIA', draw(`${UPPER}234567`, 16))],
