@@ -73,6 +73,27 @@ describe('switchboard CLI', () => {
     expect(missing.stdout).toContain('$SB_AGENT_KEY is not set');
   });
 
+  it('fails doctor on a channel URL the egress guard refuses, url_env values included, without printing it', () => {
+    const cwd = workdir();
+    writeFileSync(
+      join(cwd, 'switchboard.yaml'),
+      // Refused before any lookup: the test resolves no name.
+      'channels:\n  chat: { type: discord, url_env: CHAT_URL }\n',
+    );
+    const r = cli(['doctor'], cwd, { CHAT_URL: 'file:///etc/passwd' });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(
+      /FAIL {2}channels\.chat\.url_env \(\$CHAT_URL\): refused by the egress guard \(scheme/,
+    );
+    expect(r.stdout).not.toContain('/etc/passwd');
+    const userinfo =
+      'channels:\n  hook: { type: webhook, url: "https://u:pw@hooks.example.com/x", secret_env: S }\n';
+    writeFileSync(join(cwd, 'switchboard.yaml'), userinfo);
+    const bad = cli(['doctor'], cwd);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('channels.hook.url: must not carry user info');
+  });
+
   it('stops on an invalid config with one line per problem naming the key', () => {
     const cwd = workdir();
     writeFileSync(
