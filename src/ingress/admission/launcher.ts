@@ -159,7 +159,13 @@ export class Launcher {
           taskId: found.task.id,
           error: 'interrupted before the agent started',
         });
-        await markDelivery(db, run.event_id, 'failed', now, 'the gateway stopped while launching its run, before the agent started');
+        await markDelivery(
+          db,
+          run.event_id,
+          'failed',
+          now,
+          'the gateway stopped while launching its run, before the agent started',
+        );
       }
     }
     return launched;
