@@ -1,4 +1,5 @@
 import { definitionList, escapeHtml, pageLayout } from '../web/page.js';
+import { prefix } from '../text/index.js';
 
 /** The approval page for signed links, in the shared phone-page shell (src/web/page.ts). */
 
@@ -28,7 +29,7 @@ export interface PageApproval {
 export function confirmationPage(a: PageApproval): string {
   let plan = JSON.stringify(a.plan.input, null, 2);
   if (plan.length > PLAN_SHOWN_MAX)
-    plan = `${plan.slice(0, PLAN_SHOWN_MAX)}\n… (truncated; the digest covers all of it)`;
+    plan = `${prefix(plan, PLAN_SHOWN_MAX)}\n… (truncated; the digest covers all of it)`;
   const rows: [string, string][] = [
     ['Action', a.action],
     ['Reason', a.reason],

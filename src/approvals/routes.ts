@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { parseId } from '../envelope/index.js';
+import { parseId, readJsonText } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import { requireRole } from '../kernel/auth.js';
 import { readJson } from '../kernel/body.js';
 import type { App, Services } from '../kernel/module.js';
 import type { ApprovalRecord } from './view.js';
 import type { Approvals } from './service.js';
+import { prefix } from '../text/index.js';
 
 /** `ask_approval` of CONTRACT.md, plus what the plan needs; unknown fields are a 400. */
 export const askSchema = z.strictObject({
@@ -40,14 +41,15 @@ export function present(r: ApprovalRecord): Record<string, unknown> {
 }
 
 function parsePayload(text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new AppError('validation_failed', `payload_json: not valid JSON (${(err as Error).message})`, [
+  const read = readJsonText(text);
+  if (!read.ok && read.code === 'invalid_json') {
+    throw new AppError('validation_failed', `payload_json: ${read.message}`, [
       { path: 'payload_json', code: 'invalid_json', message: 'not valid JSON' },
     ]);
   }
+  // Nesting past 64 or a lone surrogate: the plan could never be hashed; the door's own codes.
+  if (!read.ok) throw new AppError(read.code, `payload_json is refused: ${read.message}`);
+  const value = read.value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new AppError('validation_failed', 'payload_json: must be a JSON object, e.g. "{}"', [
       { path: 'payload_json', code: 'invalid_type', message: 'must be a JSON object' },
@@ -120,7 +122,7 @@ export function approvalRoutes(
     let record = id ? await impl().get(id) : undefined;
     // An agent sees only what it asked for; someone else's approval is "not found", not "forbidden".
     if (!record || (principal.role === 'agent' && record.requested_by !== principal.name)) {
-      throw new AppError('not_found', `no approval ${c.req.param('id').slice(0, 40)}`);
+      throw new AppError('not_found', `no approval ${prefix(c.req.param('id'), 40)}`);
     }
     // A long poll: the MCP client and scripts ask again with `?wait=` until the approval is decided.
     if (wait && record.state === 'pending')
@@ -132,7 +134,7 @@ export function approvalRoutes(
     const principal = c.get('principal');
     if (principal.role === 'agent') throw new AppError('self_approval');
     const id = parseId('approval', c.req.param('id'));
-    if (!id) throw new AppError('not_found', `no approval ${c.req.param('id').slice(0, 40)}`);
+    if (!id) throw new AppError('not_found', `no approval ${prefix(c.req.param('id'), 40)}`);
     const body = await readJson(c, decisionSchema, s.config.server.body_limit_bytes);
     const record = await impl().decide(id, body.decision, principal, body.comment);
     return c.json(present(record));

@@ -10,6 +10,7 @@ import { type ApprovalLinks, linksFor, type ParsedToken, verifyLink } from './li
 import { recheckPlan } from './recheck.js';
 import * as q from './sql.js';
 import { type ApprovalRecord, effectiveState, toRecord } from './view.js';
+import { truncate } from '../text/index.js';
 
 export interface ApprovalsOptions {
   ttlMs?: number;
@@ -30,7 +31,7 @@ const SUMMARY_TEXT_MAX = 200;
 /** What the log may keep of agent-written text: secrets masked (the log is no secret store), then capped. */
 function clip(text: string): string {
   const masked = maskSecrets(text);
-  return masked.length > SUMMARY_TEXT_MAX ? `${masked.slice(0, SUMMARY_TEXT_MAX - 1)}…` : masked;
+  return truncate(masked, SUMMARY_TEXT_MAX);
 }
 
 /**

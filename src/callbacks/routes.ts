@@ -21,6 +21,7 @@ import {
 } from './click.js';
 import type { FeishuCallbackConfig, SlackCallbackConfig, TelegramCallbackConfig } from './config.js';
 import { allowed, decideClick, OUTCOME_TEXT, type Outcome } from './decide.js';
+import { prefix } from '../text/index.js';
 
 /** A configured callback channel with its secret resolved at start. */
 export interface SlackEndpoint {
@@ -80,7 +81,7 @@ async function verifiedCallback(
 function unknownChannel(kind: string, name: string): AppError {
   return new AppError(
     'not_found',
-    `no ${kind} callback channel is named ${JSON.stringify(name.slice(0, 64))}`,
+    `no ${kind} callback channel is named ${JSON.stringify(prefix(name, 64))}`,
   );
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { outboundUrl } from '../egress/index.js';
+import { readJsonText } from '../envelope/json.js';
 import type { Message } from '../notify/port.js';
 import {
   ChannelConfigError,
@@ -10,6 +11,7 @@ import {
   type SendDeps,
   type SendResult,
 } from './channel.js';
+import { prefix } from '../text/index.js';
 
 /** What the HTTP channels share: config pieces, status classification, and the one send. */
 
@@ -59,7 +61,7 @@ export function resolveUrl(
 
 export function providerText(body: string): string {
   const oneLine = body.replace(/\s+/g, ' ').trim();
-  return oneLine.length > PROVIDER_TEXT_MAX ? `${oneLine.slice(0, PROVIDER_TEXT_MAX)}…` : oneLine;
+  return oneLine.length > PROVIDER_TEXT_MAX ? `${prefix(oneLine, PROVIDER_TEXT_MAX)}…` : oneLine;
 }
 
 /** `Retry-After` as seconds or an HTTP date, in milliseconds from `now`. */
@@ -72,12 +74,10 @@ export function retryAfterMs(headers: Record<string, string>, now = Date.now()):
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/** A provider's answer: outside input, read with the door's depth and Unicode rules (envelope/json.ts). */
 export function parseJson(body: string): unknown {
-  try {
-    return JSON.parse(body);
-  } catch {
-    return undefined;
-  }
+  const read = readJsonText(body, { repair: true });
+  return read.ok ? read.value : undefined;
 }
 
 export function isRecord(v: unknown): v is Record<string, unknown> {

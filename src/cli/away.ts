@@ -5,6 +5,7 @@
  */
 
 import { DEFAULT_URL } from './client.js';
+import { prefix } from '../text/index.js';
 
 export type AwayAction = 'on' | 'off' | 'status';
 
@@ -46,7 +47,7 @@ export function describeAway(v: AwayView): string {
 
 export async function run(action: string, opts: AwayOptions = {}): Promise<AwayView> {
   if (action !== 'on' && action !== 'off' && action !== 'status') {
-    throw new AwayError(`away takes on, off or status, not ${JSON.stringify(action.slice(0, 20))}`);
+    throw new AwayError(`away takes on, off or status, not ${JSON.stringify(prefix(action, 20))}`);
   }
   const env = opts.env ?? process.env;
   const base = (env['SWITCHBOARD_URL'] ?? DEFAULT_URL).replace(/\/+$/, '');

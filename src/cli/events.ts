@@ -1,6 +1,7 @@
 import type { Envelope } from '../envelope/index.js';
 import { EventLog } from '../log/log.js';
 import { loadCliConfig, openCliStore } from './context.js';
+import { truncate } from '../text/index.js';
 
 interface TailOptions {
   config?: string;
@@ -62,5 +63,5 @@ export async function tail(opts: TailOptions): Promise<void> {
 function summary(e: Envelope): string {
   const parts = [e.subject.tool, e.subject.action, e.subject.resource_ref].filter(Boolean);
   const s = JSON.stringify(e.redacted_summary);
-  return `${parts.join(' ')}${s !== '{}' ? ` ${s.length > 100 ? `${s.slice(0, 99)}…` : s}` : ''}`;
+  return `${parts.join(' ')}${s !== '{}' ? ` ${truncate(s, 100)}` : ''}`;
 }

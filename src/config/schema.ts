@@ -33,6 +33,21 @@ const serverSchema = z.strictObject({
   port: z.coerce.number().int().min(0).max(65535).default(DEFAULT_PORT),
   /** Where a phone reaches this gateway: approval links and buttons point here. */
   public_url: z.url().optional(),
+  /**
+   * Host names besides localhost, IP addresses, `host` and public_url's that requests may name in
+   * `Host` (and browser pages in `Origin`): the DNS-rebinding defence (src/kernel/origin.ts).
+   * `*.example.com` admits subdomains; `*` admits any name and turns the defence off.
+   */
+  allowed_hosts: z
+    .array(
+      z
+        .string()
+        .regex(
+          /^(\*|(\*\.)?\w([\w-]*\w)?(\.\w([\w-]*\w)?)*\.?)$/,
+          'a host name (no scheme, port or path), `*.example.com`, or `*`',
+        ),
+    )
+    .default([]),
   body_limit_bytes: z
     .number()
     .int()

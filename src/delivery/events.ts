@@ -2,6 +2,7 @@ import type { EventType } from '../envelope/catalogue.js';
 import type { EnvelopeInput } from '../envelope/index.js';
 import type { SendResult } from '../egress/index.js';
 import type { Outcome } from './retry.js';
+import { prefix } from '../text/index.js';
 
 /**
  * What one attempt becomes in the log: the event type and a secret-free payload. Pure, so the relay
@@ -43,7 +44,7 @@ export function attemptRecord(result: SendResult, outcome: Outcome, attempt: num
   if (result.error !== undefined) data.error = result.error;
   // Only failures keep an excerpt: a 2xx body of a chat API echoes the message, which is already
   // in the log in redacted form.
-  if (result.body && outcome.kind !== 'ok') data.body_excerpt = result.body.slice(0, BODY_EXCERPT_CHARS);
+  if (result.body && outcome.kind !== 'ok') data.body_excerpt = prefix(result.body, BODY_EXCERPT_CHARS);
   if (result.blocked) data.blocked_reason = result.blocked.reason;
 
   switch (outcome.kind) {

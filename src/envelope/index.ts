@@ -6,3 +6,4 @@ export * from './envelope.js';
 export * from './ids.js';
 export * from './schema.js';
 export * from './plan.js';
+export * from './json.js';

@@ -6,10 +6,18 @@
 export const ERRORS = {
   bad_request: { status: 400, message: 'The request is malformed.' },
   invalid_json: { status: 400, message: 'The body is not valid JSON.' },
+  json_too_deep: { status: 400, message: 'The JSON is nested deeper than 64 levels.' },
+  unrepresentable_json: {
+    status: 400,
+    message:
+      'The JSON holds a lone UTF-16 surrogate or a number beyond a double (RFC 8785 has no form for it).',
+  },
   validation_failed: { status: 400, message: 'The body does not match the schema.' },
   unauthorized: { status: 401, message: 'A valid bearer key is required.' },
   bad_signature: { status: 401, message: 'The signature is missing, malformed or does not match.' },
   forbidden: { status: 403, message: 'This key does not have the role this action needs.' },
+  host_not_allowed: { status: 403, message: 'This gateway does not answer for this Host.' },
+  origin_not_allowed: { status: 403, message: 'A page from this Origin may not call this gateway.' },
   self_approval: { status: 403, message: 'An agent key cannot resolve an approval.' },
   not_found: { status: 404, message: 'No such resource.' },
   unknown_source: { status: 404, message: 'No webhook source has this name.' },

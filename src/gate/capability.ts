@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { newId } from '../envelope/ids.js';
+import { readJsonText } from '../envelope/json.js';
 import { DEFAULT_CAPABILITY_TTL_SECONDS, DEFAULT_CLOCK_SKEW_SECONDS } from './config.js';
 import { planDigest } from '../envelope/plan.js';
 import type { CapabilityGrant, CapabilityKey } from './types.js';
@@ -183,15 +184,13 @@ function isB64url(part: string): boolean {
   );
 }
 
+/** The header is read before the signature is checked: the door's depth and Unicode rules apply. */
 function parseJson(part: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
+  const read = readJsonText(Buffer.from(part, 'base64url').toString('utf8'));
+  const value = read.ok ? read.value : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 function parseClaims(part: string): CapabilityClaims | undefined {

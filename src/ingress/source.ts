@@ -27,7 +27,9 @@ export type RejectReason =
   | 'timestamp_too_old'
   | 'timestamp_in_future'
   /** Authentic, but the body cannot be read (not JSON, no event id, undecryptable). */
-  | 'malformed';
+  | 'malformed'
+  /** Authentic JSON nested deeper than MAX_JSON_DEPTH (envelope/json.ts): refused like any other body. */
+  | 'too_deep';
 
 export interface Accepted {
   kind: 'ok';
@@ -96,6 +98,7 @@ export const REJECT_STATUS: Readonly<Record<RejectReason, 400 | 401>> = {
   timestamp_too_old: 401,
   timestamp_in_future: 401,
   malformed: 400,
+  too_deep: 400,
 };
 
 /** The error catalogue code of each rejection, for `{ error: { code, message } }`. */
@@ -108,4 +111,5 @@ export const REJECT_ERROR_CODE: Readonly<Record<RejectReason, ErrorCode>> = {
   timestamp_too_old: 'bad_signature',
   timestamp_in_future: 'bad_signature',
   malformed: 'bad_request',
+  too_deep: 'json_too_deep',
 };

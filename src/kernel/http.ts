@@ -1,4 +1,5 @@
 import { HTTPException } from 'hono/http-exception';
+import { CanonicalJsonError, JSON_PROBLEM_CODE } from '../envelope/index.js';
 import { AppError, errorBody } from '../errors/index.js';
 import type { App, Services } from './module.js';
 
@@ -14,6 +15,16 @@ export function mapErrors(app: App, services: Pick<Services, 'logger'>): void {
       if (err.status >= 500)
         services.logger.error({ err, requestId: c.get('requestId'), path: c.req.path }, err.message);
       return c.json(errorBody(err), err.status as 400);
+    }
+    if (err instanceof CanonicalJsonError) {
+      // The net under the door checks (envelope/json.ts): input that reached an event unhashable is
+      // the sender's, so a 400 naming it, never a 500. Logged, because the door should have caught it.
+      services.logger.warn(
+        { requestId: c.get('requestId'), path: c.req.path, problem: err.problem },
+        err.message,
+      );
+      const mapped = new AppError(JSON_PROBLEM_CODE[err.problem.kind], err.message);
+      return c.json(errorBody(mapped), 400);
     }
     if (err instanceof HTTPException) {
       const mapped =

@@ -25,7 +25,12 @@ export interface Principal {
 }
 
 export interface AppEnv {
-  Variables: { principal: Principal; requestId: string };
+  Variables: {
+    principal: Principal;
+    requestId: string;
+    /** Set when a body was left unread past the drain bounds: the answer ends the connection (body.ts). */
+    closeConnection?: boolean;
+  };
 }
 
 export type App = Hono<AppEnv>;

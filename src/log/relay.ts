@@ -5,6 +5,7 @@ import { markProcessed, wasProcessed } from './inbox.js';
 import type { EventLog, HandedEvent } from './log.js';
 import { BUS_TOPIC } from './log.js';
 import { claimOutbox, deleteOutboxRows, releaseOutboxRow } from './sql.js';
+import { prefix } from '../text/index.js';
 
 export interface Subscriber {
   /** Stable name: it keys the inbox, so renaming a subscriber makes it see old events again. */
@@ -377,7 +378,7 @@ export class Relay {
             status: dead ? 'dead' : 'pending',
             attempts,
             availableAt: this.opts.now() + delay,
-            error: String((err as Error)?.message ?? err).slice(0, 500),
+            error: prefix(String((err as Error)?.message ?? err), 500),
           }),
         )
         .catch(() => {

@@ -1,3 +1,4 @@
+import { readJsonText } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import type { AskApprovalArgs } from '../notify/schema.js';
 import type { ReportContext } from '../notify/port.js';
@@ -12,12 +13,11 @@ export const APPROVAL_PROGRESS_EVERY_MS = 10_000;
 
 /** `payload_json` must hold a JSON object: its digest is what the approver approves. */
 export function parsePayload(json: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch {
+  const read = readJsonText(json);
+  if (!read.ok && read.code === 'invalid_json')
     throw new AppError('validation_failed', 'payload_json is not valid JSON');
-  }
+  if (!read.ok) throw new AppError(read.code, `payload_json is refused: ${read.message}`);
+  const value = read.value;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new AppError('validation_failed', 'payload_json must be a JSON object');
   }

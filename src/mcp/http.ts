@@ -1,7 +1,7 @@
 import { AppError } from '../errors/index.js';
 import { reportContext } from '../notify/context.js';
 import { requireRole } from '../kernel/auth.js';
-import { readBody } from '../kernel/body.js';
+import { parseJsonBytes, readBody } from '../kernel/body.js';
 import type { App, Deps } from '../kernel/module.js';
 import type { OptionalPort, Port } from '../kernel/port.js';
 import type { Reporter } from '../notify/port.js';
@@ -77,9 +77,18 @@ export function mountMcp(app: App, services: McpDeps, opts: { echo?: boolean } =
     const bytes = await readBody(c, services.config.server.body_limit_bytes);
     let parsedBody: unknown;
     try {
-      parsedBody = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-    } catch {
-      return c.json(PARSE_ERROR, 400);
+      parsedBody = parseJsonBytes(bytes);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code === 'invalid_json') return c.json(PARSE_ERROR, 400);
+      // Nesting past 64 or a lone surrogate: JSON, but not a request we could log (envelope/json.ts).
+      return c.json(
+        {
+          jsonrpc: '2.0',
+          error: { code: -32600, message: `Invalid Request (${err.code}): ${err.message}` },
+          id: null,
+        },
+        400,
+      );
     }
     return sessions.handle(c.req.raw, ctx, parsedBody);
   });

@@ -1,6 +1,7 @@
 import type { ApprovalActions, Locale, Message, Severity, Stage } from './port.js';
 import { applyAliases, type ContentInput } from './content.js';
 import type { Digest } from './governance.js';
+import { prefix as cut } from '../text/index.js';
 
 /** Pure builders of the structured `Message` every channel renders. Recipients are never part of it. */
 
@@ -75,7 +76,7 @@ export function approvalDraft(
     stage: 'awaiting_approval',
     severity: 'warn',
     title: title(who),
-    summary: a.action.slice(0, 120),
+    summary: cut(a.action, 120),
     detail: `${a.reason}\n${locale === 'zh' ? '到期' : 'expires'}: ${a.expires_at}`,
     ...base(who, locale),
   };
@@ -94,7 +95,7 @@ export function reminderDraft(
   const m = approvalDraft(a, who, locale, actions);
   const prefix =
     locale === 'zh' ? `提醒：${minutesLeft} 分钟后过期 · ` : `Reminder: expires in ${minutesLeft} min · `;
-  m.summary = `${prefix}${a.action}`.slice(0, 120);
+  m.summary = cut(`${prefix}${a.action}`, 120);
   return m;
 }
 

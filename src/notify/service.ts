@@ -14,6 +14,7 @@ import * as q from './sql.js';
 import { type ReplyTarget, replyLink } from './replies.js';
 import { applyTemplate } from './templated.js';
 import { type CompiledTemplates, templateEngine } from './templates.js';
+import { prefix } from '../text/index.js';
 
 /** Task facts kept with the governance state, so a digest flushed later knows whom it is about. */
 interface ScopeContext extends Who {
@@ -380,7 +381,7 @@ export class Notifier {
         stage: input.stage,
         severity: input.severity,
         summary: shown.summary,
-        ...(shown.detail !== undefined ? { detail: shown.detail.slice(0, 500) } : {}),
+        ...(shown.detail !== undefined ? { detail: prefix(shown.detail, 500) } : {}),
         ...(shown.artifact !== undefined ? { artifact: shown.artifact } : {}),
         ...(blocked ? { blocked: true } : {}),
       },

@@ -1,6 +1,7 @@
 import { Liquid, type Template } from 'liquidjs';
 import { z } from 'zod';
 import type { Draft } from './message.js';
+import { prefix } from '../text/index.js';
 
 /**
  * User overrides of a message's title, summary and detail: `notify.templates.<channel type or channel
@@ -146,5 +147,5 @@ export async function renderTemplate(
 
 function firstLine(err: unknown): string {
   const msg = err instanceof Error ? err.message : String(err);
-  return (msg.split('\n')[0] ?? msg).slice(0, 300);
+  return prefix(msg.split('\n')[0] ?? msg, 300);
 }

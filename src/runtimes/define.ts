@@ -16,6 +16,7 @@ import {
   type Verdict,
   verdictFor,
 } from './shared.js';
+import { prefix } from '../text/index.js';
 
 /**
  * A runtime adapter as data: which raw fields carry the envelope's facts, and for each reply style
@@ -106,7 +107,7 @@ export interface RuntimeSpec<S extends string> {
 
 /** Exit 2 with the problem on stderr, cut to what the runtime reads: the error most runtimes block on. */
 export function exitTwo(message: string, max = Number.POSITIVE_INFINITY): NativeReply {
-  return { exitCode: 2, stdout: '', stderr: `switchboard: ${message}`.slice(0, max) };
+  return { exitCode: 2, stdout: '', stderr: prefix(`switchboard: ${message}`, max) };
 }
 
 export function defineRuntime<S extends string>(spec: RuntimeSpec<S>): RuntimeAdapter {

@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import type { EnvelopeInput, EventType } from '../envelope/index.js';
+import { checkJsonValue, type EnvelopeInput, type EventType, readJsonText } from '../envelope/index.js';
 import type { Classified } from '../gate/kinds.js';
 import type { CapabilityMatrix, Decision, NativeReply, Normalized, RuntimeKind } from './runtime.js';
 
@@ -17,18 +17,28 @@ export function str(value: unknown): string | undefined {
 
 export type Parsed = { ok: true; value: Json } | { ok: false; problem: string };
 
-/** Accepts the stdin text, its bytes, or an already parsed body; only a JSON object is a hook input. */
+/**
+ * Accepts the stdin text, its bytes, or an already parsed body; only a JSON object is a hook input.
+ * What the log could not hash (a lone surrogate, nesting past 64) is a problem like bad JSON: the
+ * runtime gets its native error, with the catalogue code in the words (envelope/json.ts).
+ */
 export function parseRaw(raw: unknown): Parsed {
-  let value = raw;
-  if (raw instanceof Uint8Array) value = new TextDecoder().decode(raw);
-  if (typeof value === 'string') {
-    try {
-      value = JSON.parse(value);
-    } catch {
-      return { ok: false, problem: 'hook input is not valid JSON' };
-    }
+  const read =
+    raw instanceof Uint8Array
+      ? readJsonText(new TextDecoder().decode(raw))
+      : typeof raw === 'string'
+        ? readJsonText(raw)
+        : checkJsonValue(raw);
+  if (!read.ok) {
+    return {
+      ok: false,
+      problem:
+        read.code === 'invalid_json'
+          ? 'hook input is not valid JSON'
+          : `hook input is refused (${read.code}): ${read.message}`,
+    };
   }
-  const record = asRecord(value);
+  const record = asRecord(read.value);
   return record ? { ok: true, value: record } : { ok: false, problem: 'hook input is not a JSON object' };
 }
 

@@ -1,21 +1,31 @@
 import { Hono } from 'hono';
 import { newId } from '../envelope/index.js';
+import { errorBody } from '../errors/index.js';
+import { drainUnread } from '../kernel/body.js';
 import { mapErrors } from '../kernel/http.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { App, AppEnv, Services } from '../kernel/module.js';
+import { type HostPolicy, hostPolicy } from '../kernel/origin.js';
 
 /**
- * The HTTP app: request ids and metrics, the error catalogue's mapping, then each module's routes.
- * Tested in-process with `app.request()`; `serve.ts` puts it on a socket.
+ * The HTTP app: request ids and metrics, Host/Origin validation, the error catalogue's mapping, then
+ * each module's routes; after every answer, a body the route left unread is drained (or the answer
+ * says `connection: close`), so the next request on the connection is never lost. Tested in-process
+ * with `app.request()`; `serve.ts` puts it on a socket.
  */
 export function createApp(services: Services, kernel: Kernel): App {
   const app = new Hono<AppEnv>();
+  const policy = hostPolicyOf(services);
 
   app.use('*', async (c, next) => {
     const requestId = c.req.header('x-request-id')?.slice(0, 64) || newId('correlation').slice(4);
     c.set('requestId', requestId);
     const started = performance.now();
-    await next();
+    const refused = policy().check(c.req.header('host') ?? new URL(c.req.url).host, c.req.header('origin'));
+    if (refused) c.res = c.json(errorBody(refused), refused.status as 403);
+    else await next();
+    await drainUnread(c);
+    if (c.get('closeConnection')) closeConnection(c);
     c.header('x-request-id', requestId);
     const route = c.req.routePath || 'unmatched';
     services.metrics.httpRequests.inc({ method: c.req.method, route, status: String(c.res.status) });
@@ -28,4 +38,30 @@ export function createApp(services: Services, kernel: Kernel): App {
   mapErrors(app, services);
   kernel.routes(app);
   return app;
+}
+
+/** Built again only when the server section changes (a test sets public_url after the port is known). */
+function hostPolicyOf(services: Services): () => HostPolicy {
+  let key = '';
+  let policy: HostPolicy | undefined;
+  return () => {
+    const { host, public_url, allowed_hosts } = services.config.server;
+    const now = JSON.stringify([host, public_url, allowed_hosts]);
+    if (!policy || now !== key) {
+      policy = hostPolicy({ host, public_url, allowed_hosts });
+      key = now;
+    }
+    return policy;
+  };
+}
+
+function closeConnection(c: { res: Response }): void {
+  try {
+    c.res.headers.set('connection', 'close');
+  } catch {
+    // Some responses have immutable headers: copy it.
+    const res = new Response(c.res.body, c.res);
+    res.headers.set('connection', 'close');
+    c.res = res;
+  }
 }

@@ -6,6 +6,8 @@ import { kernelPort } from '../kernel/kernel.js';
 import { defineModule, type AppEnv } from '../kernel/module.js';
 
 const READY_TIMEOUT_MS = 2000;
+/** What services.ts and config/load.ts call a config that came from no file. */
+const DEFAULTS_SOURCE = 'built-in defaults';
 
 /** Health, readiness, metrics and the event feed: the routes every deployment has. */
 export function coreModule() {
@@ -29,7 +31,17 @@ export function coreModule() {
             503,
           );
         }
-        return c.json({ status: 'ready', store: s.db.dialect, config: s.configSource });
+        // Where the config lives is a fact about this machine: anyone learns only whether there is a file;
+        // an admin key also gets the path (server.test.ts).
+        const fromFile = s.configSource !== DEFAULTS_SOURCE;
+        const token = bearer(c.req.header('authorization'));
+        const admin = token !== undefined && s.keys.resolve(token)?.role === 'admin';
+        return c.json({
+          status: 'ready',
+          store: s.db.dialect,
+          config: fromFile ? 'file' : 'defaults',
+          ...(admin && fromFile ? { config_path: s.configSource } : {}),
+        });
       });
 
       app.get('/metrics', async (c) => {

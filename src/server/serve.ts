@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { serve as listen, type ServerType } from '@hono/node-server';
 import type { CoreConfig } from '../config/schema.js';
 import { Kernel } from '../kernel/kernel.js';
@@ -38,6 +38,7 @@ export async function startServer(
     );
     s.once('error', reject);
   });
+  server.on('connection', lingerOnClose);
   const port = (server.address() as AddressInfo).port;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
   const url = `http://${host}:${port}`;
@@ -61,6 +62,38 @@ export async function startServer(
     return stopping;
   };
   return { app, services, kernel, url, port, stop };
+}
+
+/**
+ * How long a connection we end still reads what the client sends (nginx's lingering close). Closing a
+ * socket with unread bytes in it makes the kernel send a reset, and a reset can destroy the answer
+ * the client has not read yet: the 413 that says why. So: send the answer and our FIN, keep reading
+ * and dropping until the client closes its side or this runs out, then close.
+ */
+export const LINGER_MS = 2000;
+
+/**
+ * Node ends a connection after an answer with `connection: close` (and @hono/node-server after a
+ * body it could not drain) by `socket.destroySoon()`: end, then destroy as soon as our side is
+ * written, with whatever the client is still sending unread. This socket lingers instead.
+ * server.test.ts drives it with raw sockets.
+ */
+function lingerOnClose(socket: Socket): void {
+  let lingering = false;
+  socket.destroySoon = () => {
+    if (lingering || socket.destroyed) return;
+    lingering = true;
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+    // The client's FIN: it read what it wanted; close once our side is written.
+    socket.once('end', () =>
+      socket.writableFinished ? socket.destroy() : socket.once('finish', () => socket.destroy()),
+    );
+    if (socket.readableEnded) socket.once('finish', () => socket.destroy());
+    socket.end();
+    socket.resume();
+  };
 }
 
 /** Wires SIGINT/SIGTERM: the first signal drains and exits; a second one exits at once. */

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { scanSecrets } from '../scan/secrets.js';
 import type { Signal } from './mapping.js';
+import { prefix, truncate } from '../text/index.js';
 
 /** What a person needs to act on a signal, read from the payload (and `.git/HEAD` when it is local). */
 export interface SignalContext {
@@ -48,9 +49,9 @@ export function formatWaiting(ms: number): string {
   return `${Math.round(m / 60)} h`;
 }
 
+/** Cut between grapheme clusters: a Stop message with an emoji at the cut still reaches the phone. */
 function cap(text: string, max: number): string {
-  if (text.length <= max) return text;
-  return max <= 1 ? text.slice(0, max) : `${text.slice(0, max - 1)}…`;
+  return max <= 1 ? prefix(text, max) : truncate(text, max);
 }
 
 /**

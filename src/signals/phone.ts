@@ -6,6 +6,7 @@ import { readAway, TENANT_OWNER } from './away.js';
 import type { SignalsConfig } from './config.js';
 import { branchOf, projectOf } from './context.js';
 import * as q from './sql.js';
+import { truncate } from '../text/index.js';
 
 /** Below this, holding the hook is not worth a buzz on the phone: the desk gets the prompt at once. */
 export const MIN_HOLD_MS = 1_000;
@@ -48,7 +49,7 @@ export function promptText(
     (v): v is string => typeof v === 'string' && v.length > 0,
   );
   const head = detail ? `${intent.tool}: ${detail.replace(/\s+/g, ' ')}` : intent.tool;
-  const action = head.length > ACTION_MAX ? `${head.slice(0, ACTION_MAX - 1)}…` : head;
+  const action = truncate(head, ACTION_MAX);
   const lines = [`${RUNTIME_NAMES[runtime] ?? runtime} asks for permission to use ${intent.tool}`];
   if (ctx.project) lines.push(`project: ${ctx.project}`);
   if (ctx.branch) lines.push(`branch: ${ctx.branch}`);

@@ -1,4 +1,4 @@
-import { causedBy, type Envelope } from '../envelope/index.js';
+import { causedBy, type Envelope, readJsonText } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import type { ProgressResult, Reporter } from '../notify/port.js';
 import type { SignalsDeps } from './module.js';
@@ -8,6 +8,7 @@ import { kindEnabled, type SignalsConfig } from './config.js';
 import { branchOf, projectOf, reportFor } from './context.js';
 import { ACTIVITY_TYPES, type Signal, toSignal } from './mapping.js';
 import * as q from './sql.js';
+import { prefix } from '../text/index.js';
 
 /** Subscriber names key the inbox: renaming one makes it see old events again. */
 export const SUBSCRIBER = 'signals';
@@ -145,7 +146,7 @@ export class SignalRelay {
       // Without a task, each session is its own governance scope: one session's `done` must not
       // silence the next session's.
       principal: {
-        name: task ? agent : [agent, project, sessionId?.slice(0, 8)].filter(Boolean).join(':'),
+        name: task ? agent : [agent, project, sessionId && prefix(sessionId, 8)].filter(Boolean).join(':'),
         role: 'agent',
         ...(task ? { task_id: task.id } : {}),
       },
@@ -196,7 +197,7 @@ export class SignalRelay {
       },
       {
         principal: {
-          name: taskId ? agent : [agent, sessionId?.slice(0, 8)].filter(Boolean).join(':'),
+          name: taskId ? agent : [agent, sessionId && prefix(sessionId, 8)].filter(Boolean).join(':'),
           role: 'agent',
           ...(taskId ? { task_id: taskId } : {}),
         },
@@ -212,7 +213,8 @@ export class SignalRelay {
     if (!event.payload_ref) return {};
     try {
       const bytes = await this.s.vault.get(event.payload_ref);
-      const value: unknown = bytes ? JSON.parse(bytes.toString('utf8')) : {};
+      const read = bytes ? readJsonText(bytes.toString('utf8')) : { ok: true as const, value: {} };
+      const value = read.ok ? read.value : {};
       return typeof value === 'object' && value !== null && !Array.isArray(value)
         ? (value as Record<string, unknown>)
         : {};

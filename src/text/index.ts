@@ -32,21 +32,72 @@ export function measure(text: string, unit: LengthUnit): number {
   return unit === 'bytes' ? Buffer.byteLength(text, 'utf8') : text.length;
 }
 
+// One segmenter for the process: building one costs far more than a cut. Grapheme rules do not
+// depend on the locale.
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
 /**
- * Cuts `text` so that it fits `max` in `unit`, ending with an ellipsis when cut. Never splits a
- * surrogate pair (chars are UTF-16 units, the stricter count for Telegram and Discord).
+ * The longest start of `text` that fits `max` in `unit`, cut between grapheme clusters, so a flag,
+ * a skin tone or an accent is kept whole or dropped whole and no surrogate pair is ever split (a
+ * lone surrogate is what RFC 8785 refuses, and an event that cannot be hashed is never delivered).
+ * A single cluster longer than the room (a pile of combining marks) is cut between code points.
  */
-export function truncate(text: string, max: number, unit: LengthUnit): string {
+export function prefix(text: string, max: number, unit: LengthUnit = 'chars'): string {
+  if (max <= 0) return '';
   if (measure(text, unit) <= max) return text;
-  const room = max - measure(ELLIPSIS, unit);
-  if (room <= 0) return '';
+  let end = 0;
+  let used = 0;
+  for (const { segment, index } of graphemes.segment(text)) {
+    const size = measure(segment, unit);
+    if (used + size > max) {
+      if (end === 0) return codePointPrefix(segment, max, unit);
+      break;
+    }
+    used += size;
+    end = index + segment.length;
+  }
+  return text.slice(0, end);
+}
+
+function codePointPrefix(text: string, max: number, unit: LengthUnit): string {
   let out = '';
   let used = 0;
   for (const ch of text) {
     const size = measure(ch, unit);
-    if (used + size > room) break;
+    if (used + size > max) break;
     out += ch;
     used += size;
   }
-  return out + ELLIPSIS;
+  return out;
+}
+
+/**
+ * Cuts `text` so that it fits `max` in `unit`, ending with an ellipsis when cut; cuts between
+ * grapheme clusters (see `prefix`). Chars are UTF-16 units, the stricter count for Telegram and
+ * Discord. Every length cap on text that reaches a person or the log goes through here or `prefix`
+ * (text.test.ts holds the properties: fits, well-formed, a prefix of the input).
+ */
+export function truncate(text: string, max: number, unit: LengthUnit = 'chars'): string {
+  if (measure(text, unit) <= max) return text;
+  const room = max - measure(ELLIPSIS, unit);
+  if (room <= 0) return '';
+  return prefix(text, room, unit) + ELLIPSIS;
+}
+
+const LONE = '[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]';
+const LONE_SURROGATE = new RegExp(LONE);
+const LONE_SURROGATES = new RegExp(LONE, 'g');
+
+/** True when `text` holds a UTF-16 surrogate without its pair: not Unicode, and not RFC 8785 JSON. */
+export function hasLoneSurrogate(text: string): boolean {
+  return LONE_SURROGATE.test(text);
+}
+
+/**
+ * `text` with every lone surrogate replaced by U+FFFD (what `String.prototype.toWellFormed` does,
+ * which ES2023 lacks): for text whose sender we must accept as is (a signed webhook), so what we
+ * derive from it can still be hashed and delivered.
+ */
+export function wellFormed(text: string): string {
+  return hasLoneSurrogate(text) ? text.replace(LONE_SURROGATES, '\uFFFD') : text;
 }

@@ -3,10 +3,11 @@ import { ChannelConfigError, TargetRefusedError } from '../channel.js';
 import { networkError } from '../http.js';
 import { EMAIL_TEXT_MAX_BYTES, type EmailConfig, emailConfig, formatEmail } from './format.js';
 import { smtpSend } from './smtp.js';
+import { prefix } from '../../text/index.js';
 
 /** RFC 5321: 2xx accepted, 4xx transient (greylisting, mailbox busy), 5xx permanent. */
 export function parseSmtpResult(reply: SmtpReply): SendResult {
-  const text = `SMTP ${reply.code}: ${reply.text.replace(/\s+/g, ' ').slice(0, 200)}`;
+  const text = `SMTP ${reply.code}: ${prefix(reply.text.replace(/\s+/g, ' '), 200)}`;
   if (reply.code >= 200 && reply.code < 300) {
     const queued = /queued as ([A-Za-z0-9]+)/i.exec(reply.text)?.[1];
     return queued ? { kind: 'ok', providerId: queued } : { kind: 'ok' };

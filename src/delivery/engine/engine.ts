@@ -22,6 +22,7 @@ import {
 import { admitGroup, breakerLevel, type EndpointState, parseEndpoint, recordGroup } from './endpoint.js';
 import type { DeliveryMetrics } from './metrics.js';
 import * as q from './sql.js';
+import { prefix } from '../../text/index.js';
 
 /**
  * The delivery workers: one kernel worker with `loops` lanes. Each pass claims a batch of due rows
@@ -326,7 +327,7 @@ export class DeliveryEngine {
               lastStatus: f.result.status ?? null,
               lastError: errorOf(f.outcome),
               lastResponse:
-                f.outcome.kind === 'ok' || !f.result.body ? null : f.result.body.slice(0, BODY_EXCERPT_CHARS),
+                f.outcome.kind === 'ok' || !f.result.body ? null : prefix(f.result.body, BODY_EXCERPT_CHARS),
               now,
             }),
           );

@@ -4,6 +4,7 @@ import { attemptRecord } from '../events.js';
 import type { SendResult } from '../../egress/index.js';
 import { type Outcome, type RetryPolicy, withJitter } from '../retry.js';
 import type * as q from './sql.js';
+import { prefix } from '../../text/index.js';
 
 /** What one finished attempt does to its row and the log: pure, so the engine only writes it. */
 
@@ -92,7 +93,7 @@ export function nextAt(o: Outcome, row: q.DeliveryRow, now: number): number {
 
 export function errorOf(o: Outcome): string | null {
   const text = o.kind === 'retry' || o.kind === 'unknown' ? o.error : o.kind === 'dead' ? o.reason : null;
-  return text === null ? null : text.slice(0, ERROR_MAX_CHARS);
+  return text === null ? null : prefix(text, ERROR_MAX_CHARS);
 }
 
 /** A schedule whose last step is 0 must not turn the priority lane into a hot loop. */

@@ -16,6 +16,7 @@ import type { CapabilitySigner, GateContext as EngineContext, Intent, TaskFacts 
 import type { PolicyHolder } from './holder.js';
 import type { IncidentStore } from './incidents-store.js';
 import { decisionEvents } from './record.js';
+import { truncate } from '../../text/index.js';
 
 const DAY_MS = 86_400_000;
 /** The approver reads `action`; a command longer than this is cut (the full plan is in the approval). */
@@ -269,7 +270,7 @@ export function actionText(intent: GateIntent): string {
   const head = intent.action ? `${intent.tool} ${intent.action}` : intent.tool;
   const target = intent.resource ? ` on ${intent.resource}` : '';
   const text = typeof detail === 'string' ? `${head}${target}: ${detail}` : `${head}${target}`;
-  return text.length > ACTION_PREVIEW_CHARS ? `${text.slice(0, ACTION_PREVIEW_CHARS - 1)}…` : text;
+  return truncate(text, ACTION_PREVIEW_CHARS);
 }
 
 /** What CEL sees as `envelope` when the intent came over the API and has no event yet. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { readJsonText } from '../../envelope/json.js';
 import type { Egress } from '../../egress/index.js';
 
 /**
@@ -110,10 +111,12 @@ export async function fetchAuthoritative(
     return { kind: 'failed', reason: `the API answered ${r.status}` };
   if (r.error !== undefined) return { kind: 'failed', reason: failure() };
   if (r.truncated) return { kind: 'failed', reason: 'the API answer is too large' };
-  try {
-    const value: unknown = JSON.parse(r.body ?? '');
-    return { kind: 'fetched', value, trusted: pullRequestFacts(value) };
-  } catch (err) {
-    return { kind: 'failed', reason: `the request failed (${(err as Error).name})` };
-  }
+  // The API's answer is outside input too: the same depth and Unicode rules as a request body.
+  const read = readJsonText(r.body ?? '', { repair: true });
+  if (!read.ok)
+    return {
+      kind: 'failed',
+      reason: `the request failed (${read.code === 'invalid_json' ? 'SyntaxError' : read.code})`,
+    };
+  return { kind: 'fetched', value: read.value, trusted: pullRequestFacts(read.value) };
 }

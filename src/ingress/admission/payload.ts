@@ -1,4 +1,5 @@
 import type { Envelope } from '../../envelope/index.js';
+import { readJsonText } from '../../envelope/json.js';
 import type { Vault } from '../../log/vault.js';
 import type { Db } from '../../store/port.js';
 import type { AcceptedFacts } from '../pipeline/facts.js';
@@ -34,10 +35,8 @@ export function decode(text: string): unknown {
   return typeof form.payload === 'string' ? json(form.payload) : form;
 }
 
+/** Read back from the vault, where a signed body is kept verbatim: repaired as at the door (common/request.ts). */
 function json(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
+  const read = readJsonText(text, { repair: true });
+  return read.ok ? read.value : undefined;
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../../store/port.js';
 import * as q from '../sql.js';
+import { prefix } from '../../text/index.js';
 
 /**
  * Admitted runs. `waiting`: admitted, not launched (its window is open, a run for its key is active, the
@@ -99,7 +100,15 @@ export async function setRunState(
   now: number,
   extra: { taskId?: string; error?: string } = {},
 ): Promise<void> {
-  await db.query(q.setRunState(runId, state, now, extra.taskId ?? null, extra.error?.slice(0, 500) ?? null));
+  await db.query(
+    q.setRunState(
+      runId,
+      state,
+      now,
+      extra.taskId ?? null,
+      extra.error === undefined ? null : prefix(extra.error, 500),
+    ),
+  );
 }
 
 /** A task ended: its run is done and the key's follow-up may start. */

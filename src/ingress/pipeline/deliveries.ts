@@ -1,5 +1,6 @@
 import type { Db } from '../../store/port.js';
 import * as q from '../sql.js';
+import { prefix } from '../../text/index.js';
 
 /** The delivery record's status: `accepted` until admission processed it, then `processed`; `failed` lets a redelivery in. */
 export type DeliveryStatus = 'accepted' | 'processed' | 'failed';
@@ -51,7 +52,12 @@ export async function markDelivery(
   error?: string,
 ): Promise<void> {
   await db.query(
-    q.markDelivery(eventId, status, status === 'processed' ? now : null, error?.slice(0, 500) ?? null),
+    q.markDelivery(
+      eventId,
+      status,
+      status === 'processed' ? now : null,
+      error === undefined ? null : prefix(error, 500),
+    ),
   );
 }
 

@@ -1,5 +1,6 @@
 import { markerDepth } from '../admission/loop.js';
 import { isRecord } from '../sources/common/request.js';
+import { prefix } from '../../text/index.js';
 
 /**
  * The small, trusted facts an accepted event carries in `redacted_summary`: names and ids chosen by
@@ -30,8 +31,8 @@ export function acceptedFacts(input: {
   const facts: AcceptedFacts = {
     source: input.source,
     source_type: input.sourceType,
-    event: input.eventName === null ? null : input.eventName.slice(0, 100),
-    delivery_id: input.deliveryId.slice(0, 200),
+    event: input.eventName === null ? null : prefix(input.eventName, 100),
+    delivery_id: prefix(input.deliveryId, 200),
     binding: input.binding,
   };
   const action = isRecord(input.payload) ? input.payload.action : undefined;

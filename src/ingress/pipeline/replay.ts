@@ -5,6 +5,7 @@ import { requireRole } from '../../kernel/auth.js';
 import { readJson } from '../../kernel/body.js';
 import type { App, Services } from '../../kernel/module.js';
 import { type DeliveryRow, findDeliveries, getDelivery, reassignDelivery } from './deliveries.js';
+import { prefix } from '../../text/index.js';
 
 const replayBody = z.strictObject({
   /** Needed only when two sources received a delivery with the same id. */
@@ -65,12 +66,12 @@ async function pickDelivery(
   if (source !== undefined) {
     const row = await getDelivery(services.db, source, id);
     if (!row)
-      throw new AppError('not_found', `source ${source} has no delivery ${JSON.stringify(id.slice(0, 100))}`);
+      throw new AppError('not_found', `source ${source} has no delivery ${JSON.stringify(prefix(id, 100))}`);
     return row;
   }
   const rows = await findDeliveries(services.db, id);
   if (rows.length === 0)
-    throw new AppError('not_found', `no delivery ${JSON.stringify(id.slice(0, 100))} is stored`);
+    throw new AppError('not_found', `no delivery ${JSON.stringify(prefix(id, 100))} is stored`);
   if (rows.length > 1)
     throw new AppError(
       'conflict',

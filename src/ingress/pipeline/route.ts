@@ -9,6 +9,7 @@ import { isRecord } from '../sources/common/request.js';
 import { requireContentType } from './content-type.js';
 import { claimDelivery } from './deliveries.js';
 import { acceptedFacts, arrivalDepth } from './facts.js';
+import { prefix } from '../../text/index.js';
 
 export interface RouteSource {
   name: string;
@@ -40,7 +41,7 @@ export function ingressRoute(app: App, services: Services, state: () => IngressS
     const name = c.req.param('source');
     const source = sources.get(name);
     if (!source)
-      throw new AppError('unknown_source', `no webhook source is named ${JSON.stringify(name.slice(0, 64))}`);
+      throw new AppError('unknown_source', `no webhook source is named ${JSON.stringify(prefix(name, 64))}`);
 
     let body: Uint8Array;
     try {

@@ -1,3 +1,4 @@
+import { readJsonText } from '../../envelope/index.js';
 import { defineRuntime, exitTwo } from '../define.js';
 import { asRecord, type Json, str } from '../shared.js';
 import { CURSOR_EVENTS, type ReplyStyle } from './events.js';
@@ -8,14 +9,14 @@ export const CURSOR_SHELL_TOOL = 'Shell';
 export const CURSOR_READ_TOOL = 'Read';
 export const CURSOR_EDIT_TOOL = 'Edit';
 
-/** Some typings give MCP `tool_input` as a JSON string; an unparseable one is kept whole under `raw`. */
+/**
+ * Some typings give MCP `tool_input` as a JSON string; one that does not parse, or that the door
+ * would refuse (nested past 64, a lone surrogate), is kept whole under `raw`.
+ */
 function inputOf(value: unknown): Json | undefined {
   if (typeof value !== 'string') return asRecord(value);
-  try {
-    return asRecord(JSON.parse(value)) ?? { raw: value };
-  } catch {
-    return { raw: value };
-  }
+  const read = readJsonText(value);
+  return (read.ok ? asRecord(read.value) : undefined) ?? { raw: value };
 }
 
 function toolFacts(event: string, p: Json): { tool?: string; input?: Json } {

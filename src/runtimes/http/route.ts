@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { Envelope, EnvelopeInput } from '../../envelope/index.js';
-import { causedBy } from '../../envelope/index.js';
+import { causedBy, readJsonText } from '../../envelope/index.js';
 import { AppError } from '../../errors/index.js';
 import { BRIDGE_HEADER, DEADLINE_HEADER } from './protocol.js';
 import { GATE_UNAVAILABLE, failsClosed, unavailableDecision } from './fail-closed.js';
@@ -13,6 +13,7 @@ import { RUNTIME_KINDS, runtimeFor } from '../index.js';
 import type { Decision, NativeReply, Normalized, RuntimeAdapter } from '../runtime.js';
 import type { HooksConfig } from './config.js';
 import { afterPhone, afterWait, forAdapter, holdMs, noOpinion } from './decision.js';
+import { prefix } from '../../text/index.js';
 
 const DAY_MS = 86_400_000;
 
@@ -23,7 +24,7 @@ export async function handleHook(c: Context<AppEnv>, s: RuntimesDeps, cfg: () =>
   if (!adapter) {
     throw new AppError(
       'not_found',
-      `no runtime named ${JSON.stringify(name.slice(0, 40))}; known: ${RUNTIME_KINDS.join(', ')}`,
+      `no runtime named ${JSON.stringify(prefix(name, 40))}; known: ${RUNTIME_KINDS.join(', ')}`,
     );
   }
   const bytes = await readBody(c, s.config.server.body_limit_bytes);
@@ -240,12 +241,9 @@ async function toPhone(
 }
 
 function rawOf(bytes: Uint8Array): Record<string, unknown> {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(bytes).toString('utf8'));
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
+  const read = readJsonText(Buffer.from(bytes).toString('utf8'));
+  const v = read.ok ? read.value : undefined;
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readJsonText } from '../../../envelope/json.js';
 import type { InboundRequest, RejectReason, Rejected } from '../../source.js';
 
 export const reject = (reason: RejectReason, message: string): Rejected => ({
@@ -31,12 +32,18 @@ export const contentId = (...parts: Array<string | Uint8Array>): string =>
 
 export type Parsed = { ok: true; value: unknown } | { ok: false; rejected: Rejected };
 
+/**
+ * The verified body, parsed. Its signature was valid, so what RFC 8785 cannot hold is not refused: the
+ * bytes are kept verbatim in the vault, and the parsed form has U+FFFD for a lone surrogate and null
+ * for a number beyond a double, so every fact derived from it can be hashed (envelope/json.ts, repair).
+ * Nesting past 64 is refused: no sender we know nests half as deep.
+ */
 export function parseJson(text: string, what = 'body'): Parsed {
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return { ok: false, rejected: reject('malformed', `the ${what} is not valid JSON`) };
-  }
+  const read = readJsonText(text, { repair: true });
+  if (read.ok) return { ok: true, value: read.value };
+  if (read.code === 'json_too_deep')
+    return { ok: false, rejected: reject('too_deep', `the ${what} is ${read.message}`) };
+  return { ok: false, rejected: reject('malformed', `the ${what} is not valid JSON`) };
 }
 
 /** `application/x-www-form-urlencoded` to a plain object (last value wins). */
