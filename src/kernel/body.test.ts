@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -8,6 +9,7 @@ import type { AppEnv } from './module.js';
 const app = new Hono<AppEnv>();
 const schema = z.strictObject({ name: z.string().max(10) });
 app.post('/x', async (c) => c.json(await readJson(c, schema, 64)));
+app.post('/any', async (c) => c.json({ ok: (await readJson(c, z.unknown(), 1 << 20)) !== undefined }));
 app.onError((err, c) =>
   err instanceof AppError ? c.json(errorBody(err), err.status as 400) : c.json({ bug: String(err) }, 500),
 );
@@ -48,5 +50,43 @@ describe('JSON bodies', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(res.status).toBe(400);
+  });
+});
+
+describe('JSON the log could not hash', () => {
+  async function any(body: string) {
+    const res = await app.request('/any', {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
+    return { status: res.status, body: (await res.json()) as { error?: { code: string; message: string } } };
+  }
+
+  it('answers a lone surrogate with 400 unrepresentable_json naming where it is', async () => {
+    const r = await any('{"summary":"done \\ud83d"}');
+    expect(r).toMatchObject({ status: 400, body: { error: { code: 'unrepresentable_json' } } });
+    expect(r.body.error?.message).toContain('summary');
+  });
+
+  it('answers nesting past 64 with 400 json_too_deep, and takes 64', async () => {
+    expect((await any(`${'['.repeat(65)}${']'.repeat(65)}`)).body.error?.code).toBe('json_too_deep');
+    expect((await any(`${'['.repeat(64)}${']'.repeat(64)}`)).status).toBe(200);
+    expect((await any(`${'['.repeat(100_000)}${']'.repeat(100_000)}`)).body.error?.code).toBe(
+      'json_too_deep',
+    );
+  });
+
+  it('answers any string body with 200 or a 4xx from the catalogue, never 500 (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 200 }), async (text) => {
+        const r = await any(text);
+        expect(
+          r.status === 200 ||
+            ['invalid_json', 'unrepresentable_json', 'json_too_deep'].includes(r.body.error?.code ?? ''),
+        ).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -1,5 +1,15 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { measure, stripMassMentions, truncate } from './index.js';
+import {
+  ELLIPSIS,
+  hasLoneSurrogate,
+  type LengthUnit,
+  measure,
+  prefix,
+  stripMassMentions,
+  truncate,
+  wellFormed,
+} from './index.js';
 
 describe('stripMassMentions', () => {
   it('removes every room-wide mention form the providers know', () => {
@@ -36,5 +46,91 @@ describe('truncate', () => {
 
   it('never splits a surrogate pair', () => {
     expect(truncate('🚀🚀🚀', 4, 'chars')).toBe('🚀…');
+  });
+});
+
+// Any text a sender or a runtime can produce: whole graphemes (flags, ZWJ families, accents), raw code
+// points in any order, and lone surrogates (half of a pair, which `"\ud83d"` in JSON yields).
+const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c));
+const anyUnit = fc.oneof(
+  { weight: 4, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }) },
+  { weight: 3, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) },
+  { weight: 1, arbitrary: fc.constantFrom('🚀', '👍🏽', '🇫🇷', '👨‍👩‍👧‍👦', 'é', 'e\u0301', '数', '\u200d') },
+  { weight: 1, arbitrary: loneSurrogate },
+);
+const anyText = fc.string({ unit: anyUnit, maxLength: 300 });
+const wellFormedText = anyText.map(wellFormed);
+const units = fc.constantFrom<LengthUnit>('chars', 'bytes');
+const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+const boundaries = (text: string) =>
+  new Set([...segmenter.segment(text)].map((s) => s.index).concat(text.length));
+
+describe('cutting text (properties)', () => {
+  it('always fits the limit, keeps a start of the text, and never makes a lone surrogate', () => {
+    fc.assert(
+      fc.property(wellFormedText, fc.integer({ min: 0, max: 400 }), units, (text, max, unit) => {
+        for (const out of [truncate(text, max, unit), prefix(text, max, unit)]) {
+          expect(measure(out, unit)).toBeLessThanOrEqual(Math.max(max, 0));
+          expect(hasLoneSurrogate(out)).toBe(false);
+          const kept = out.endsWith(ELLIPSIS) && out !== text ? out.slice(0, -ELLIPSIS.length) : out;
+          expect(text.startsWith(kept)).toBe(true);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('cuts between grapheme clusters whenever the first cluster fits', () => {
+    fc.assert(
+      fc.property(wellFormedText, fc.integer({ min: 1, max: 400 }), units, (text, max, unit) => {
+        const out = prefix(text, max, unit);
+        const first = [...segmenter.segment(text)][0]?.segment ?? '';
+        if (measure(first, unit) <= max) expect(boundaries(text).has(out.length)).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('leaves text that fits untouched', () => {
+    fc.assert(
+      fc.property(anyText, units, (text, unit) => {
+        const size = measure(text, unit);
+        expect(truncate(text, size, unit)).toBe(text);
+        expect(prefix(text, size, unit)).toBe(text);
+      }),
+    );
+  });
+
+  it('makes any text well-formed without changing its length or its well-formed parts', () => {
+    fc.assert(
+      fc.property(anyText, (text) => {
+        const out = wellFormed(text);
+        expect(out.length).toBe(text.length);
+        expect(hasLoneSurrogate(out)).toBe(false);
+        expect(Buffer.from(out, 'utf8').toString('utf8')).toBe(out);
+        if (!hasLoneSurrogate(text)) expect(out).toBe(text);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe('cutting text (examples)', () => {
+  it('keeps a flag, a skin tone and a family whole or drops them whole', () => {
+    expect(prefix('ok 🇫🇷', 4)).toBe('ok ');
+    expect(prefix('👍🏽👍🏽', 5)).toBe('👍🏽');
+    expect(truncate('done 👨‍👩‍👧‍👦 yes', 10)).toBe('done …');
+  });
+
+  it('cuts a single cluster longer than the room between code points', () => {
+    const zalgo = `e${'\u0301'.repeat(50)}`;
+    expect(prefix(zalgo, 5)).toBe(zalgo.slice(0, 5));
+  });
+
+  it('finds lone surrogates at either end and replaces them with U+FFFD', () => {
+    expect(hasLoneSurrogate('a\ud83d')).toBe(true);
+    expect(hasLoneSurrogate('\ude80a')).toBe(true);
+    expect(hasLoneSurrogate('🚀')).toBe(false);
+    expect(wellFormed('x\ud83d')).toBe('x\ufffd');
   });
 });
