@@ -46,6 +46,14 @@ export async function startServer(
     { url, store: services.db.dialect, config: services.configSource },
     `switchboard listening on ${url}`,
   );
+  const { host: listenHost, public_url, allowed_hosts } = config.server;
+  if (!isLoopbackHost(listenHost) && !public_url && allowed_hosts.length === 0) {
+    // Not an error: IP addresses and localhost still work. But a proxy or a DNS name would get 403.
+    services.logger.warn(
+      { host: listenHost },
+      'listening beyond loopback with neither server.public_url nor server.allowed_hosts: requests that name this gateway by a host name are refused (403 host_not_allowed)',
+    );
+  }
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -62,6 +70,10 @@ export async function startServer(
     return stopping;
   };
   return { app, services, kernel, url, port, stop };
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
 /**
