@@ -40,6 +40,7 @@ beforeAll(async () => {
         tg: { type: 'telegram', secret: 'tg_token-1' },
         gl: { type: 'gitlab', secret: 'gl-token-1' },
         mac: { type: 'hmac', secret: 'mac-secret', header: 'X-Signature', id_header: 'X-Delivery' },
+        fs: { type: 'feishu', verification_token: 'fs-token-1' },
       },
     },
   });
@@ -101,7 +102,7 @@ describe('class 1: lone UTF-16 surrogates', () => {
     expect(sent).toBeGreaterThan(30);
   });
 
-  it('accepts a signed webhook carrying one from every source: the bytes kept verbatim, the facts well-formed', async () => {
+  it('accepts a signed webhook carrying one from every source kind: the bytes kept verbatim, the facts well-formed', async () => {
     const now = Date.now();
     const repo = `Codertocat/Hello-${LONE}`;
     const gh = githubExample('push');
@@ -120,6 +121,16 @@ describe('class 1: lone UTF-16 surrogates', () => {
       project: { path_with_namespace: `g/${LONE}` },
     });
     const macBody = JSON.stringify({ type: `evt${LONE}` });
+    const fsBody = JSON.stringify({
+      schema: '2.0',
+      header: {
+        event_id: `e${LONE}1`,
+        event_type: 'im.message.receive_v1',
+        token: 'fs-token-1',
+        tenant_key: `tk${LONE}`,
+      },
+      event: { message: { content: LONE } },
+    });
     const cases: [string, Record<string, string>, string][] = [
       ['github', githubReq.headers, githubReq.body],
       ['slack', slackRequest(slackBody, now), slackBody],
@@ -139,6 +150,7 @@ describe('class 1: lone UTF-16 surrogates', () => {
         },
         macBody,
       ],
+      ['fs', { 'content-type': 'application/json' }, fsBody],
     ];
     expect(hasLoneSurrogate(JSON.parse(githubReq.body).repository.full_name)).toBe(true);
     for (const [source, headers, body] of cases) {
