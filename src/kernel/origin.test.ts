@@ -28,8 +28,10 @@ describe('Host validation (DNS rebinding)', () => {
     expect(err?.message).toContain('server.public_url');
   });
 
-  it('refuses a missing or malformed Host', () => {
-    for (const host of [undefined, '', 'a b', 'user@127.0.0.1', '127.0.0.1/x', 'x\\y']) {
+  it('refuses an empty or malformed Host, and lets a request with no Host header at all pass', () => {
+    expect(p.check(undefined, undefined)).toBeUndefined();
+    expect(code(p.check(undefined, 'http://evil.example.com'))).toBe('origin_not_allowed');
+    for (const host of ['', 'a b', 'user@127.0.0.1', '127.0.0.1/x', 'x\\y']) {
       expect(code(p.check(host, undefined))).toBe('host_not_allowed');
     }
   });
@@ -87,11 +89,10 @@ describe('Origin validation', () => {
     expect(p.check('sb.example.com', 'https://sb.example.com')).toBeUndefined();
   });
 
-  it('refuses a page of another site, another port, or an opaque origin, naming the setting', () => {
+  it('refuses a page of another site, another port or another scheme, naming the setting', () => {
     for (const origin of [
       'http://evil.example.com',
       'http://localhost:3000',
-      'null',
       'file://',
       'chrome-extension://abc',
     ]) {
@@ -99,6 +100,11 @@ describe('Origin validation', () => {
       expect(err?.code).toBe('origin_not_allowed');
       expect(err?.message).toContain('server.allowed_hosts');
     }
+  });
+
+  it('lets Origin: null pass: our own no-referrer pages post forms with it (the Host rule still holds)', () => {
+    expect(p.check('127.0.0.1:8787', 'null')).toBeUndefined();
+    expect(code(p.check('evil.example.com', 'null'))).toBe('host_not_allowed');
   });
 
   it('accepts a page from a host in server.allowed_hosts', () => {

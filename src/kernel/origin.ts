@@ -15,6 +15,10 @@ import { truncate } from '../text/index.js';
  * (`server.host`), the host of `server.public_url`, or one of `server.allowed_hosts` (`name`,
  * `*.suffix`, or `*` for any). An Origin, when a browser sends one, is accepted when it is this
  * request's own origin, the origin of `server.public_url`, or its host is in `server.allowed_hosts`.
+ * `Origin: null` says nothing and passes: our own pages send it, since they are served with
+ * `Referrer-Policy: no-referrer` (src/web/page.ts), which makes a browser hide the origin of a form
+ * post. No route takes a credential a browser adds by itself (keys are bearer headers, links carry
+ * their token), so the Host rule, not Origin, is what stops rebinding.
  * origin.test.ts pins each case; docs/security.md says what it covers.
  */
 export interface HostPolicy {
@@ -43,19 +47,21 @@ export function hostPolicy(server: ServerConfig): HostPolicy {
 
   return {
     check(rawHost, origin) {
-      const host = (rawHost ?? '').trim().toLowerCase();
-      const at = hostOf(host);
-      if (at === undefined || !hostAllowed(normalize(at.hostname))) {
+      // No Host header at all is no browser (every browser sends one; Node refuses HTTP/1.1 without
+      // it): an HTTP/1.0 client, or app.request() in-process. Nothing to rebind.
+      const host = rawHost?.trim().toLowerCase();
+      const at = host === undefined ? undefined : hostOf(host);
+      if (host !== undefined && (at === undefined || !hostAllowed(normalize(at.hostname)))) {
         return new AppError(
           'host_not_allowed',
-          `this gateway does not answer for Host ${show(host)} (DNS rebinding protection): if that is the name people and agents use to reach it, set server.public_url to its URL or add the name to server.allowed_hosts`,
+          `this gateway does not answer for Host ${show(host ?? '')} (DNS rebinding protection): if that is the name people and agents use to reach it, set server.public_url to its URL or add the name to server.allowed_hosts`,
         );
       }
-      if (origin === undefined || any) return undefined;
+      if (origin === undefined || origin === 'null' || any) return undefined;
       const from = originOf(origin);
       const same =
         from !== undefined &&
-        (from.host === at.host ||
+        (from.host === at?.host ||
           (publicUrl !== undefined && from.origin === publicUrl.origin) ||
           listed(normalize(from.hostname)));
       if (same) return undefined;
@@ -86,7 +92,6 @@ function hostOf(host: string): URL | undefined {
 }
 
 function originOf(origin: string): URL | undefined {
-  if (origin === 'null') return undefined;
   try {
     const url = new URL(origin);
     return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;

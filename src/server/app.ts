@@ -21,7 +21,7 @@ export function createApp(services: Services, kernel: Kernel): App {
     const requestId = c.req.header('x-request-id')?.slice(0, 64) || newId('correlation').slice(4);
     c.set('requestId', requestId);
     const started = performance.now();
-    const refused = policy().check(c.req.header('host') ?? new URL(c.req.url).host, c.req.header('origin'));
+    const refused = policy().check(c.req.header('host'), c.req.header('origin'));
     if (refused) c.res = c.json(errorBody(refused), refused.status as 403);
     else await next();
     await drainUnread(c);

@@ -278,8 +278,8 @@ const headersFor = (method: string, path: string) =>
       19,
     ),
     origin: mostly(
-      fc.constantFrom(undefined, 'http://127.0.0.1:8787'),
-      fc.constantFrom('http://evil.example.com', 'null'),
+      fc.constantFrom(undefined, 'http://127.0.0.1:8787', 'null'),
+      fc.constantFrom('http://evil.example.com', 'https://127.0.0.1:9'),
       19,
     ),
     'x-request-id': fc.constantFrom(undefined, undefined, 'x'.repeat(500), 'id'),

@@ -47,8 +47,10 @@ describe('the source registry', () => {
   it('answers 401 to every signature or timestamp problem and 400 to an unreadable body', () => {
     const reasons = Object.keys(REJECT_STATUS) as RejectReason[];
     for (const reason of reasons) {
-      expect(REJECT_STATUS[reason]).toBe(reason === 'malformed' ? 400 : 401);
-      expect(REJECT_ERROR_CODE[reason]).toBe(reason === 'malformed' ? 'bad_request' : 'bad_signature');
+      // An unreadable body: not JSON (`malformed`), or JSON nested past 64 (`too_deep`, issue #22).
+      const unreadable = { malformed: 'bad_request', too_deep: 'json_too_deep' } as Record<string, string>;
+      expect(REJECT_STATUS[reason]).toBe(reason in unreadable ? 400 : 401);
+      expect(REJECT_ERROR_CODE[reason]).toBe(unreadable[reason] ?? 'bad_signature');
     }
   });
 });
