@@ -2,6 +2,7 @@ import type { PiiKind } from './config.js';
 import type { ContextReport } from './protocol.js';
 import { type RedactionCounts, redactValue } from './redact.js';
 import { tokenCount } from './tokens.js';
+import { prefix } from '../text/index.js';
 
 /**
  * The context processor (seed §4): a tool's raw answer never goes to the model as is. PII is
@@ -40,8 +41,10 @@ type Row = Record<string, unknown>;
 const isRow = (v: unknown): v is Row => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function cut(v: unknown, max: number): unknown {
-  if (typeof v === 'string' && v.length > max)
-    return `${v.slice(0, max)}… (${v.length - max} more characters)`;
+  if (typeof v === 'string' && v.length > max) {
+    const head = prefix(v, max);
+    return `${head}… (${v.length - head.length} more characters)`;
+  }
   if (Array.isArray(v)) return v.map((x) => cut(x, max));
   if (isRow(v)) {
     const out: Row = {};

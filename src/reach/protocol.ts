@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CHANNELS, type Channel } from './config.js';
+import { prefix } from '../text/index.js';
 
 /**
  * The touch protocol (seed §2.1): one request shape in, one response shape out, whatever the backend.
@@ -127,7 +128,7 @@ export function parseTouchRequest(
     value !== null &&
     typeof value === 'object' &&
     typeof (value as { request_id?: unknown }).request_id === 'string'
-      ? String((value as { request_id: string }).request_id).slice(0, 128)
+      ? prefix(String((value as { request_id: string }).request_id), 128)
       : '';
   return {
     ok: false,

@@ -1,7 +1,7 @@
 import { streamSSE } from 'hono/streaming';
 import { AppError } from '../errors/index.js';
 import { requireRole } from '../kernel/auth.js';
-import { readBody, requireJsonContentType } from '../kernel/body.js';
+import { parseJsonBytes, readBody, requireJsonContentType } from '../kernel/body.js';
 import type { App, Deps } from '../kernel/module.js';
 import { reportContext } from '../notify/context.js';
 import type { ReachService, TouchCaller } from './port.js';
@@ -45,12 +45,8 @@ export function reachRoutes(app: App, deps: Deps, reach: () => ReachService | un
     const caller = callerOf(c);
     requireJsonContentType(c);
     const bytes = await readBody(c, deps.config.server.body_limit_bytes);
-    let value: unknown;
-    try {
-      value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-    } catch (err) {
-      throw new AppError('invalid_json', `the body is not valid JSON: ${(err as Error).message}`);
-    }
+    // The door's rules (kernel/body.ts): UTF-8, JSON, depth ≤ 64, nothing RFC 8785 cannot hash.
+    const value = parseJsonBytes(bytes);
     const parsed = parseTouchRequest(value);
     if (!parsed.ok) return c.json(parsed.response, 400);
     const svc = service();

@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { prefix } from '../text/index.js';
 
 /**
  * Tool input schemas: compiled once at start-up (Ajv, strict, draft-07: the dialect the MCP SDK
@@ -103,7 +104,7 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return `an array of ${value.length} item${value.length === 1 ? '' : 's'}`;
   const t = typeof value;
   const shown = JSON.stringify(value);
-  const short = shown !== undefined && shown.length > 40 ? `${shown.slice(0, 37)}…` : shown;
+  const short = shown !== undefined && shown.length > 40 ? `${prefix(shown, 37)}…` : shown;
   if (t === 'string') return `a string (${short})`;
   if (t === 'number') return Number.isInteger(value) ? `the integer ${short}` : `the number ${short}`;
   if (t === 'boolean') return `the boolean ${short}`;

@@ -20,6 +20,7 @@ import * as q from './sql.js';
 import { nearestNames } from './suggest.js';
 import { archiveShortTerm } from './memory.js';
 import type { TouchCaller } from './port.js';
+import { prefix } from '../text/index.js';
 
 /**
  * The touch engine (seed §3): lookup → parameters against the compiled schema → channel rules →
@@ -543,10 +544,10 @@ export class Reach {
         cost_ms: costMs,
       };
       const items = p.report.total_items !== undefined ? ` ${p.report.total_items} items` : '';
-      summary = `${tool.name} → ok${items}: ${p.text.replace(/\s+/g, ' ').slice(0, 240)}`;
+      summary = `${tool.name} → ok${items}: ${prefix(p.text.replace(/\s+/g, ' '), 240)}`;
     } else {
       response = failed(requestId, outcome.error, costMs);
-      summary = `${tool.name} → ${outcome.error.code}: ${outcome.error.message.slice(0, 200)}`;
+      summary = `${tool.name} → ${outcome.error.code}: ${prefix(outcome.error.message, 200)}`;
     }
     const status = response.ok ? 'done' : 'failed';
     await this.d.db.tx(async (tx) => {

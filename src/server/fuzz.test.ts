@@ -152,6 +152,10 @@ const TEMPLATES: Record<string, Record<string, unknown>[]> = {
     { action: 'opened', repository: { full_name: 'a/b' } },
     { update_id: 1, message: { text: 'hi' } },
   ],
+  'POST /v1/touch': [
+    { tool_name: 'issues.search', params: { query: 'open' }, request_id: 'r-1' },
+    { tool_name: 'memory.set', params: { key: 'k', value: 'v' }, channel: 'stream', timeout: 1 },
+  ],
   'POST /v1/callbacks/telegram/:channel': [{ update_id: 1, callback_query: { id: 'q', data: 'x' } }],
   'POST /v1/callbacks/slack/:channel/events': [{ type: 'url_verification', challenge: 'c' }],
 };

@@ -1,3 +1,5 @@
+import { prefix } from '../../text/index.js';
+
 /**
  * Cuts a byte stream into whole lines for the stream channel. Partials are redacted line by line,
  * so a phone number split across two chunks must not go out as two harmless halves: only complete
@@ -21,8 +23,11 @@ export class LineSplitter {
       at = this.rest.indexOf('\n');
     }
     while (this.rest.length > this.maxLine) {
-      this.emit(this.rest.slice(0, this.maxLine));
-      this.rest = this.rest.slice(this.maxLine);
+      // Between grapheme clusters, so neither piece holds half a character (src/text).
+      const head =
+        prefix(this.rest, this.maxLine) || String.fromCodePoint(this.rest.codePointAt(0) ?? 0xfffd);
+      this.emit(head);
+      this.rest = this.rest.slice(head.length);
     }
   }
 

@@ -4,6 +4,7 @@ import { TouchFailure } from '../protocol.js';
 import { bindValue, type SqlTemplate } from './sql-params.js';
 import { SqlitePool } from './sqlite-pool.js';
 import type { Backend, RunContext } from './types.js';
+import { prefix } from '../../text/index.js';
 
 /**
  * `sql` tools: the query from config, parameters bound by name, read-only unless the tool's
@@ -54,7 +55,7 @@ function failure(code: string, message: string): TouchFailure {
   // Driver messages name the failing construct ("no such column: titel"), never a credential.
   return new TouchFailure('TOOL_FAILED', `the database refused the query: ${message}`, {
     status: code,
-    excerpt: message.slice(0, 300),
+    excerpt: prefix(message, 300),
   });
 }
 
