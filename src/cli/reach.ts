@@ -5,6 +5,7 @@
  */
 
 import { DEFAULT_URL, gatewayCall } from './client.js';
+import { prefix } from '../text/index.js';
 
 export interface ReachCliOptions {
   json?: boolean;
@@ -99,7 +100,7 @@ export async function touch(tool: string, json: string | undefined, o: ReachCliO
     try {
       params = JSON.parse(json);
     } catch {
-      throw new Error(`the params are not JSON: ${json.slice(0, 80)} (quote them: '{"status":"open"}')`);
+      throw new Error(`the params are not JSON: ${prefix(json, 80)} (quote them: '{"status":"open"}')`);
     }
   }
   if (params === null || typeof params !== 'object' || Array.isArray(params))
