@@ -62,12 +62,35 @@ export interface PlanRecheck {
   }>;
 }
 
+/** Where a decision taken with a key came from: the API or CLI (`key`), or the web console. */
+export type DecisionVia = 'key' | 'console';
+
+/** An approval with what an approver reads before deciding: the frozen plan and its session. */
+export interface ApprovalDetail extends ApprovalView {
+  plan: ApprovalPlan;
+  session_id: string | null;
+}
+
+export interface ApprovalListFilter {
+  state?: ApprovalState;
+  limit: number;
+}
+
 export interface ApprovalService {
   request(req: ApprovalRequest): Promise<ApprovalView>;
   get(id: string): Promise<ApprovalView | undefined>;
   /** Resolves when the approval leaves `pending` or `timeoutMs` passes; returns its state then. */
   wait(id: string, timeoutMs: number, signal?: AbortSignal): Promise<ApprovalView | undefined>;
-  decide(id: string, decision: 'approve' | 'reject', by: Principal, comment?: string): Promise<ApprovalView>;
+  /** `via` is recorded in the decision's event (`key` by default), so a reader can tell where it came from. */
+  decide(
+    id: string,
+    decision: 'approve' | 'reject',
+    by: Principal,
+    comment?: string,
+    via?: DecisionVia,
+  ): Promise<ApprovalView>;
+  /** The newest approvals first (the console's inbox and decided list). */
+  list?(filter: ApprovalListFilter): Promise<ApprovalDetail[]>;
   /** Signed one-time links for a phone: a GET shows the confirmation page, only its POST decides. */
   approvalLinks?(
     id: string,

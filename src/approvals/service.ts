@@ -3,7 +3,7 @@ import { causedBy, type EnvelopeInput, newId } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import { planDigest } from '../envelope/plan.js';
 import type { Principal, Services } from '../kernel/module.js';
-import type { ApprovalRequest, ApprovalService, ExpiringApproval, PlanRecheck } from './port.js';
+import type { ApprovalRequest, ApprovalService, DecisionVia, ExpiringApproval, PlanRecheck } from './port.js';
 import { one } from '../store/port.js';
 import { DEFAULT_APPROVAL_TTL_SECONDS, WAIT_POLL_MS } from './config.js';
 import { type ApprovalLinks, linksFor, type ParsedToken, verifyLink } from './links.js';
@@ -22,8 +22,11 @@ export interface ApprovalsOptions {
 /** The request of the port, plus the key names allowed to decide (none: any approver or admin). */
 export type ApprovalRequestWithApprovers = ApprovalRequest & { approvers?: string[] };
 
-/** How a decision arrived: with a bearer key, or through a signed link (the token is the credential). */
-export type DecisionChannel = 'key' | 'link';
+/**
+ * How a decision arrived: with a bearer key (the API, the CLI), a console session (signed in with a
+ * key), or through a signed link (the token is the credential: only link-routes.ts passes `link`).
+ */
+export type DecisionChannel = DecisionVia | 'link';
 
 /** Redacted summaries keep agent-written text short: the full reason is in the approvals row. */
 const SUMMARY_TEXT_MAX = 200;
@@ -179,8 +182,10 @@ export class Approvals implements ApprovalService {
     decision: 'approve' | 'reject',
     by: Principal,
     comment?: string,
+    via: DecisionVia = 'key',
   ): Promise<ApprovalRecord> {
-    return this.decideVia(id, decision, by, 'key', comment);
+    // Only the two key-bound channels: a caller of the port can never claim a link's exemption.
+    return this.decideVia(id, decision, by, via === 'console' ? 'console' : 'key', comment);
   }
 
   /**
@@ -199,7 +204,7 @@ export class Approvals implements ApprovalService {
     if (!row) throw new AppError('not_found', `no approval ${id}`);
     const approvers = row.approvers ? (JSON.parse(row.approvers) as string[]) : [];
     // Admins may always decide (break-glass); a link was issued for this approval by the gateway itself.
-    if (via === 'key' && by.role !== 'admin' && approvers.length > 0 && !approvers.includes(by.name)) {
+    if (via !== 'link' && by.role !== 'admin' && approvers.length > 0 && !approvers.includes(by.name)) {
       throw new AppError(
         'forbidden',
         `this approval may be decided by ${approvers.join(', ')} (or an admin)`,

@@ -1,5 +1,9 @@
 import { port } from '../kernel/port.js';
 import type { Outbound } from '../notify/port.js';
+import type { BreakerState } from './breaker.js';
+import type { DeliveryView, ListFilter, ReplayFilter, ReplayOutcome } from './engine/service.js';
+
+export type { DeliveryView, ListFilter, ReplayFilter, ReplayOutcome };
 
 /** A configured channel as the delivery module knows it: its name, type and entry (secrets still env names). */
 export interface ChannelConfig {
@@ -13,6 +17,23 @@ export interface ChannelConfig {
  */
 export interface DeliveryPort extends Outbound {
   channel(name: string): ChannelConfig | undefined;
+  /** Deliveries by status and destination (`newestFirst` for a person's list; oldest first otherwise). */
+  list?(filter?: ListFilter): Promise<DeliveryView[]>;
+  /** Dead and reconcile deliveries back to pending, each with its `integration.delivery.replayed` event. */
+  replay?(filter: ReplayFilter): Promise<ReplayOutcome>;
+  /** The shared per-destination state: breaker and disabled flag (a destination never tried has none). */
+  endpoints?(): Promise<EndpointView[]>;
+}
+
+export interface EndpointView {
+  destination: string;
+  breaker: BreakerState['state'];
+  /** Consecutive opens without a successful probe in between. */
+  opens: number;
+  /** While open: when the next probe may go (ISO 8601). */
+  open_until: string | null;
+  disabled: boolean;
+  updated_at: string;
 }
 
 /** The delivery engine (src/delivery/module.ts provides it, and notify's `outboundPort` with it). */

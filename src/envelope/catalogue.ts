@@ -43,6 +43,8 @@ export const EVENT_TYPES = [
   'agent.agent.frozen',
   'agent.agent.unfrozen',
   'agent.away.changed',
+  // console: an admin opened a raw payload in the vault view (docs/console.md)
+  'agent.payload.viewed',
   // tasks
   'agent.task.submitted',
   'agent.task.started',

@@ -19,6 +19,10 @@ export const ERRORS = {
   host_not_allowed: { status: 403, message: 'This gateway does not answer for this Host.' },
   origin_not_allowed: { status: 403, message: 'A page from this Origin may not call this gateway.' },
   self_approval: { status: 403, message: 'An agent key cannot resolve an approval.' },
+  csrf_failed: {
+    status: 403,
+    message: 'The CSRF token is missing or wrong, or the request came from another site.',
+  },
   not_found: { status: 404, message: 'No such resource.' },
   unknown_source: { status: 404, message: 'No webhook source has this name.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this path.' },

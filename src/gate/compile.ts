@@ -14,6 +14,8 @@ export interface CompiledRule {
   types: ReadonlySet<string> | undefined;
   runtimes: ReadonlySet<string> | undefined;
   kinds: ReadonlySet<string> | undefined;
+  /** Where the rule was written (file and line; line 0 for a parsed section): the console shows it. */
+  origin: RuleOrigin | undefined;
 }
 
 export interface CompiledPolicy {
@@ -73,6 +75,7 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
       types: rule.match?.types ? new Set(rule.match.types) : undefined,
       runtimes: rule.match?.runtimes ? new Set(rule.match.runtimes) : undefined,
       kinds: rule.match?.kinds ? new Set(rule.match.kinds) : undefined,
+      origin,
     });
   });
 

@@ -71,6 +71,35 @@ export interface GateContext {
   record?: (tx: Db) => Promise<Envelope>;
 }
 
+/** The serving policy as a person reads it: each rule with where it was written. */
+export interface PolicyView {
+  /** `none` while no policy ever loaded. */
+  revision: string;
+  loaded_at: string | null;
+  /** The last reload's first problem, until one succeeds (the serving revision stays). */
+  last_error: string | null;
+  rules: {
+    id: string;
+    decision: DecisionKind;
+    reason_code: string;
+    priority: number;
+    when: string;
+    tools: string[] | null;
+    description: string | null;
+    /** The file and 1-based line; line 0 when the rules came from a parsed section. */
+    source: { file: string; line: number } | null;
+  }[];
+}
+
+/** A dry run's answer: the decision and why, with nothing written anywhere. */
+export interface Simulation {
+  decision: GateDecision;
+  /** Rules whose condition was looked at, in evaluation order. */
+  considered: string[];
+  errors: { rule_id: string; message: string }[];
+  risk: string | null;
+}
+
 export interface GateService {
   evaluate(intent: GateIntent, ctx: GateContext): Promise<GateDecision>;
   /**
@@ -79,6 +108,13 @@ export interface GateService {
    * plan is the one approved. Never creates another approval.
    */
   evaluateApproved?(intent: GateIntent, ctx: GateContext, planDigest: string): Promise<GateDecision>;
+  /** The serving revision and its rules (the console's policy page). */
+  policy?(): PolicyView;
+  /**
+   * What the serving policy would decide for `intent` asked by `principal`: no event, no approval, no
+   * capability (the console's simulator).
+   */
+  simulate?(intent: GateIntent, principal: Principal): Promise<Simulation>;
 }
 
 /**

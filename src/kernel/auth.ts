@@ -46,6 +46,20 @@ export class KeyRing {
     return this.entries.length < before;
   }
 
+  /**
+   * The principal of the key for which `mac(sha256(key))` equals `target`; every key is checked, each
+   * in constant time. A console session keeps only such a MAC (under its own key), so it can ask on
+   * every request whether its key is still configured: rotating or removing a key ends its sessions.
+   */
+  resolveMac(mac: (digest: Buffer) => Buffer, target: Buffer): Principal | undefined {
+    let found: Principal | undefined;
+    for (const e of this.entries) {
+      const m = mac(e.digest);
+      if (m.length === target.length && timingSafeEqual(m, target)) found = e.principal;
+    }
+    return found;
+  }
+
   resolve(secret: string): Principal | undefined {
     const d = digest(secret);
     let found: Principal | undefined;
@@ -54,6 +68,11 @@ export class KeyRing {
     }
     return found;
   }
+}
+
+/** The SHA-256 of a key, as the ring keeps it (see `resolveMac`). */
+export function keyDigest(secret: string): Buffer {
+  return digest(secret);
 }
 
 function digest(secret: string): Buffer {

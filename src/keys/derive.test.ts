@@ -8,6 +8,7 @@ const PINNED: Record<KeyPurpose, string> = {
   capability: '681fb9cb74d6790067043a66111e0437beb140aa8fe06876ae6b53528b543e3e',
   approvalLink: '9451b2660dfb1f96b1c458aa579877abaeadff62b099d9f56c4726ddee323652',
   replyLink: 'e07dbb0b205c66dccbec1ed2f97bc90849929024cc76609d5ae12ec0bcb0187c',
+  consoleSession: '80cbac503614acd9a971fc71d2cb77be0a07d13c1436a5044e1ef0ed37dc085e',
 };
 
 describe('deriveKey', () => {

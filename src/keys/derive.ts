@@ -15,6 +15,8 @@ export const KEY_LABELS = {
   approvalLink: 'switchboard approval link v1',
   /** Signed reply links for phones. */
   replyLink: 'switchboard reply link v1',
+  /** Console sessions: the MAC of the key a session was signed in with (src/console/sessions.ts). */
+  consoleSession: 'switchboard console session v1',
 } as const;
 
 export type KeyPurpose = keyof typeof KEY_LABELS;

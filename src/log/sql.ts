@@ -125,6 +125,14 @@ export interface EventFilter {
   taskId?: string;
   type?: string;
   afterSeq?: number;
+  /** Only events before this seq: the console pages back through the log with it. */
+  beforeSeq?: number;
+  /** `occurred_at` bounds (ISO 8601, compared as text: every envelope's time is UTC with a Z). */
+  since?: string;
+  until?: string;
+  sessionId?: string;
+  /** Newest first (the console reads the most recent events); oldest first by default. */
+  newestFirst?: boolean;
   limit: number;
 }
 
@@ -143,9 +151,13 @@ export function selectEvents(f: EventFilter): Sql {
       f.type.endsWith('.*') ? `${f.type.slice(0, -1)}%` : f.type,
     );
   if (f.afterSeq !== undefined) add('seq > ?', f.afterSeq);
+  if (f.beforeSeq !== undefined) add('seq < ?', f.beforeSeq);
+  if (f.since) add('occurred_at >= ?', f.since);
+  if (f.until) add('occurred_at < ?', f.until);
+  if (f.sessionId) add('session_id = ?', f.sessionId);
   values.push(f.limit);
   return {
-    text: `SELECT seq, body FROM events ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq LIMIT $${values.length}`,
+    text: `SELECT seq, body FROM events ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq${f.newestFirst ? ' DESC' : ''} LIMIT $${values.length}`,
     values,
   };
 }

@@ -1,5 +1,6 @@
 import { approvalsModule } from '../approvals/module.js';
 import { callbacksModule } from '../callbacks/module.js';
+import { consoleModule } from '../console/module.js';
 import { deliveryModule } from '../delivery/module.js';
 import { gateModule } from '../gate/module.js';
 import { ingressModule } from '../ingress/module.js';
@@ -35,6 +36,7 @@ export function allModules() {
     mcpModule(),
     signalsModule(),
     reachModule(),
+    consoleModule(),
   ] as const;
 }
 

@@ -57,6 +57,14 @@ export interface LaunchRequest {
   launch_key?: string;
 }
 
+/** What the console's task list filters on; the newest tasks come first. */
+export interface TaskListFilter {
+  state?: TaskState;
+  owner?: string;
+  runtime?: string;
+  limit: number;
+}
+
 export interface TaskService {
   launch(req: LaunchRequest): Promise<TaskView>;
   get(id: string): Promise<TaskView | undefined>;
@@ -70,6 +78,13 @@ export interface TaskService {
    * launcher to its fallback (fail the run, never launch twice).
    */
   findLaunch?(key: string): Promise<{ task: TaskView; started: boolean } | undefined>;
+  /** The newest tasks first. */
+  list?(filter: TaskListFilter): Promise<TaskView[]>;
+  /**
+   * Stops a task that has not ended: `canceled` with its `agent.task.canceled` event first, then the
+   * process is stopped (SIGTERM, SIGKILL after the grace). An ended task is a `conflict`.
+   */
+  cancel?(id: string, by: Principal): Promise<TaskView>;
 }
 
 /** Tasks (src/tasks/module.ts provides it). */

@@ -13,7 +13,7 @@ import {
 import { AppError } from '../errors/index.js';
 import type { KeyRing } from '../kernel/auth.js';
 import type { Principal } from '../kernel/module.js';
-import type { LaunchRequest, TaskService, TaskState, TaskView } from '../tasks/port.js';
+import type { LaunchRequest, TaskListFilter, TaskService, TaskState, TaskView } from '../tasks/port.js';
 import type { Db } from '../store/port.js';
 import { launchHttp, launchNotify } from './actions.js';
 import type { TasksConfig } from './config.js';
@@ -195,6 +195,30 @@ export class TaskRunner implements TaskService {
       summary: { by: by.name, role: by.role },
       resetSteps: true,
     });
+  }
+
+  async list(filter: TaskListFilter): Promise<TaskView[]> {
+    return (await this.store.list(filter)).map(q.toView);
+  }
+
+  /**
+   * The state changes first (one conditional UPDATE with its event), so the exit that follows the
+   * signal finds the task ended and only records its exit code, as a limit's `expire` does.
+   */
+  async cancel(id: string, by: Principal): Promise<TaskView> {
+    const row = await this.store.row(id);
+    if (!row) throw new AppError('not_found', `no task ${id}`);
+    const summary = { by: by.name, role: by.role, previous_state: row.state };
+    const moved = await this.store.move(id, q.LIVE, 'canceled', 'agent.task.canceled', {}, summary);
+    if (!moved) {
+      const now = await this.store.row(id);
+      throw new AppError(
+        'conflict',
+        `task ${id} is already ${now?.state ?? row.state}; only a running task can be canceled`,
+      );
+    }
+    this.live.get(id)?.process.terminate(this.deps.config.kill_grace_seconds * 1000);
+    return q.toView(moved);
   }
 
   /** Approvals drive `input-required`: a pending one parks the task, a decision returns it to `working`. */

@@ -201,6 +201,26 @@ export function markStalled(id: string, cutoff: number, now: number): Sql {
   };
 }
 
+/** The newest tasks first, optionally of one state, owner or runtime. */
+export function listTasks(f: { state?: TaskState; owner?: string; runtime?: string; limit: number }): Sql {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  for (const [col, value] of [
+    ['state', f.state],
+    ['owner', f.owner],
+    ['runtime', f.runtime],
+  ] as const) {
+    if (value === undefined) continue;
+    values.push(value);
+    where.push(`${col} = $${values.length}`);
+  }
+  values.push(f.limit);
+  return {
+    text: `SELECT * FROM tasks ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
+    values,
+  };
+}
+
 /** Tasks with a local process that some earlier boot of a gateway started. */
 export function selectOrphans(bootId: string): Sql {
   return {

@@ -146,6 +146,10 @@ export class TaskStore {
     await this.deps.db.query(q.recordExit(id, code));
   }
 
+  async list(f: Parameters<typeof q.listTasks>[0]): Promise<q.TaskRow[]> {
+    return this.deps.db.query<q.TaskRow>(q.listTasks(f));
+  }
+
   async orphans(): Promise<q.TaskRow[]> {
     return this.deps.db.query<q.TaskRow>(q.selectOrphans(this.deps.bootId));
   }

@@ -4,7 +4,8 @@ import type { Message } from '../../notify/port.js';
 import { type EnvelopeInput, newId } from '../../envelope/index.js';
 import { AppError } from '../../errors/index.js';
 import type { EventLog } from '../../log/log.js';
-import type { ChannelConfig, DeliveryPort } from '../port.js';
+import type { BreakerState } from '../breaker.js';
+import type { ChannelConfig, DeliveryPort, EndpointView } from '../port.js';
 import type { Db } from '../../store/port.js';
 import type { ChannelEntry } from './engine.js';
 import { firstAttemptAt, type RetryPolicy } from '../retry.js';
@@ -41,6 +42,8 @@ export interface Enqueued {
 export interface DeliveryView {
   id: string;
   event_id: string;
+  /** The chain its attempt events are in (the causing event's id unless the caller named one). */
+  correlation_id: string;
   destination: string;
   channel_type: string;
   status: q.DeliveryStatus;
@@ -58,6 +61,9 @@ export interface ListFilter {
   status?: q.DeliveryStatus;
   destination?: string;
   limit?: number;
+  /** Newest first (the console); the admin API and `dlq list` read oldest first. */
+  newestFirst?: boolean;
+  ids?: string[];
 }
 
 export interface ReplayFilter {
@@ -83,6 +89,7 @@ export interface DeliveryService extends DeliveryPort {
   enqueue(tx: Db, input: EnqueueInput): Promise<Enqueued>;
   list(filter?: ListFilter): Promise<DeliveryView[]>;
   replay(filter: ReplayFilter): Promise<ReplayOutcome>;
+  endpoints(): Promise<EndpointView[]>;
 }
 
 export interface ServiceDeps {
@@ -108,6 +115,7 @@ export function view(r: q.DeliveryRow): DeliveryView {
   return {
     id: r.id,
     event_id: r.event_id,
+    correlation_id: r.correlation_id,
     destination: r.destination,
     channel_type: r.channel_type,
     status: r.status,
@@ -206,9 +214,26 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
           limit,
           ...(filter.status ? { status: filter.status } : {}),
           ...(filter.destination ? { destination: filter.destination } : {}),
+          ...(filter.newestFirst ? { newestFirst: true } : {}),
+          ...(filter.ids ? { ids: filter.ids } : {}),
         }),
       );
       return rows.map(view);
+    },
+
+    async endpoints() {
+      const rows = await d.db.query<q.EndpointRow>(q.listEndpoints());
+      return rows.map((r) => {
+        const b = JSON.parse(r.breaker) as BreakerState;
+        return {
+          destination: r.destination,
+          breaker: b.state,
+          opens: b.opens,
+          open_until: b.state === 'open' ? new Date(b.until).toISOString() : null,
+          disabled: Number(r.disabled) === 1,
+          updated_at: new Date(Number(r.updated_at)).toISOString(),
+        };
+      });
     },
 
     async replay(filter) {

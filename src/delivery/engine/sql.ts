@@ -204,6 +204,7 @@ export interface DeliveryFilter {
   from?: number;
   to?: number;
   limit: number;
+  newestFirst?: boolean;
 }
 
 export function selectDeliveries(f: DeliveryFilter, statuses?: readonly DeliveryStatus[]): Sql {
@@ -233,7 +234,7 @@ export function selectDeliveries(f: DeliveryFilter, statuses?: readonly Delivery
   }
   values.push(f.limit);
   return {
-    text: `SELECT ${COLUMNS} FROM deliveries${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at, id LIMIT $${values.length}`,
+    text: `SELECT ${COLUMNS} FROM deliveries${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${f.newestFirst ? 'created_at DESC, id DESC' : 'created_at, id'} LIMIT $${values.length}`,
     values,
   };
 }

@@ -8,6 +8,8 @@ import {
   type GateDecision,
   type GateIntent,
   type GateService,
+  type PolicyView,
+  type Simulation,
 } from '../../gate/port.js';
 import type { Db } from '../../store/port.js';
 import { evaluateApproved } from '../approved.js';
@@ -46,9 +48,40 @@ export class Gate implements GateService {
     return this.run(intent, ctx, planDigest);
   }
 
-  private async run(intent: GateIntent, ctx: GateContext, approvedDigest?: string): Promise<GateDecision> {
+  policy(): PolicyView {
+    const status = this.d.holder.status();
+    const rules = (this.d.holder.current()?.rules ?? []).map(({ rule, origin }) => ({
+      id: rule.id,
+      decision: rule.decision,
+      reason_code: rule.reason_code,
+      priority: rule.priority,
+      when: rule.when,
+      tools: rule.match?.tools ?? null,
+      description: rule.description ?? null,
+      source: origin ? { file: origin.file, line: origin.line } : null,
+    }));
+    return { revision: status.revision, loaded_at: status.loaded_at, last_error: status.last_error, rules };
+  }
+
+  /** The facts `run` gathers, and the pure evaluation; without a signer no capability is minted. */
+  async simulate(intent: GateIntent, principal: Principal): Promise<Simulation> {
+    const { engineIntent, engineCtx } = await this.facts(intent, { principal });
+    const evaluation = evaluateWithTrace(this.d.holder.current(), engineIntent, {
+      ...engineCtx,
+      signer: undefined,
+    });
+    const decision: GateDecision = { ...evaluation.decision };
+    if (evaluation.trace.policy_unavailable) decision.tags = ['policy_unavailable'];
+    return {
+      decision,
+      considered: evaluation.trace.considered,
+      errors: evaluation.trace.errors,
+      risk: evaluation.trace.risk,
+    };
+  }
+
+  private async facts(intent: GateIntent, ctx: GateContext) {
     const { s } = this.d;
-    const compiled = this.d.holder.current();
     const now = new Date(s.now());
     const tenant = s.config.tenant.id;
     const taskId = intent.task_id ?? ctx.principal.task_id ?? null;
@@ -73,9 +106,16 @@ export class Gate implements GateService {
       envelope: ctx.cause ?? previewEnvelope(engineIntent, ctx.principal, tenant, taskId, intent.session_id),
       ...(this.d.signer ? { signer: this.d.signer } : {}),
     };
+    return { engineIntent, engineCtx, taskId };
+  }
+
+  private async run(intent: GateIntent, ctx: GateContext, approvedDigest?: string): Promise<GateDecision> {
+    const compiled = this.d.holder.current();
+    const { engineIntent, engineCtx, taskId } = await this.facts(intent, ctx);
     if (ctx.record && approvedDigest === undefined) {
       return this.recordAndDecide(intent, ctx, ctx.record, engineIntent, engineCtx, taskId);
     }
+    const { s } = this.d;
     const evaluation =
       approvedDigest === undefined
         ? evaluateWithTrace(compiled, engineIntent, engineCtx)

@@ -1,0 +1,109 @@
+import { KEYS, type TestApp, testApp } from '../server/testing.js';
+import type { Dialect } from '../store/port.js';
+
+/** Test helpers for the console suites (not shipped behaviour). */
+
+export interface Signed {
+  /** The `Cookie` header value carrying the session. */
+  cookie: string;
+  /** The session's CSRF token, as the pages carry it. */
+  csrf: string;
+}
+
+/** The value of `name` in a response's Set-Cookie headers. */
+export function cookieOf(res: Response, name: string): string | undefined {
+  for (const line of res.headers.getSetCookie()) {
+    const [pair] = line.split(';');
+    const [k, ...v] = (pair ?? '').split('=');
+    if (k?.trim() === name) return v.join('=');
+  }
+  return undefined;
+}
+
+export function csrfOf(html: string): string {
+  const m = /name="(?:csrf-token|_csrf)" (?:content|value)="([^"]+)"/.exec(html);
+  if (!m) throw new Error('no CSRF token on the page');
+  return m[1]!;
+}
+
+type Fetcher = { request(path: string, init?: RequestInit): Response | Promise<Response> };
+
+/** The sign-in a browser does: fetch the form, post the key with the form's token. */
+export async function signIn(app: Fetcher, key: string): Promise<{ res: Response; signed?: Signed }> {
+  const form = await app.request('/console/login');
+  const loginToken = cookieOf(form, 'sb_console_login')!;
+  const res = await app.request('/console/login', {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      cookie: `sb_console_login=${loginToken}`,
+      accept: 'text/html',
+    },
+    body: new URLSearchParams({ _csrf: csrfOf(await form.text()), key, next: '/console/' }),
+  });
+  const session = cookieOf(res, 'sb_console');
+  if (!session) return { res };
+  const cookie = `sb_console=${session}`;
+  const page = await app.request('/console/', { headers: { cookie, accept: 'text/html' } });
+  return { res, signed: { cookie, csrf: csrfOf(await page.text()) } };
+}
+
+/** A form post from a signed-in page (the token given, or none with `csrf: null`). */
+export function post(
+  app: Fetcher,
+  path: string,
+  signed: Signed,
+  fields: Record<string, string | string[]> = {},
+  opts: { csrf?: string | null; headers?: Record<string, string> } = {},
+): Promise<Response> {
+  const body = new URLSearchParams();
+  const token = opts.csrf === undefined ? signed.csrf : opts.csrf;
+  if (token !== null) body.set('_csrf', token);
+  for (const [k, v] of Object.entries(fields)) for (const one of [v].flat()) body.append(k, one);
+  return Promise.resolve(
+    app.request(path, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: signed.cookie,
+        accept: 'application/json',
+        'x-requested-with': 'console',
+        ...opts.headers,
+      },
+      body,
+    }),
+  );
+}
+
+export function page(app: Fetcher, path: string, signed: Signed): Promise<Response> {
+  return Promise.resolve(app.request(path, { headers: { cookie: signed.cookie, accept: 'text/html' } }));
+}
+
+export interface ConsoleHarness {
+  t: TestApp;
+  admin: Signed;
+  approver: Signed;
+  /** How many events the log holds (a GET must never add one). */
+  eventCount(): Promise<number>;
+  cleanup(): Promise<void>;
+}
+
+/** The whole app (every module, the console among them) with an admin and an approver signed in. */
+export async function consoleHarness(
+  dialect: Dialect = 'sqlite',
+  opts: { config?: Record<string, unknown> } = {},
+): Promise<ConsoleHarness> {
+  const t = await testApp({ dialect, ...(opts.config ? { config: opts.config } : {}) });
+  const admin = (await signIn(t.app, KEYS.admin)).signed;
+  const approver = (await signIn(t.app, KEYS.approver)).signed;
+  if (!admin || !approver) throw new Error('could not sign in to the console');
+  return {
+    t,
+    admin,
+    approver,
+    async eventCount() {
+      return t.services.log.lastSeq();
+    },
+    cleanup: () => t.cleanup(),
+  };
+}
