@@ -87,14 +87,19 @@ describe.each(DIALECTS)('console sign-in and sessions on %s', (dialect) => {
     for (const res of [
       await post(h.t.app, path, h.approver, { decision: 'approve' }, { csrf: null }),
       await post(h.t.app, path, h.approver, { decision: 'approve' }, { csrf: 'x'.repeat(32) }),
-      await post(h.t.app, path, h.approver, { decision: 'approve' }, { headers: { origin: 'https://evil.example' } }),
+      await post(
+        h.t.app,
+        path,
+        h.approver,
+        { decision: 'approve' },
+        { headers: { origin: 'https://evil.example' } },
+      ),
     ]) {
       expect(res.status).toBe(403);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('csrf_failed');
     }
-    expect((await h.t.app.request(`/v1/approvals/${id}`, { headers: auth('approver') }).then((r) => r.json())).status).toBe(
-      'pending',
-    );
+    const after = await h.t.app.request(`/v1/approvals/${id}`, { headers: auth('approver') });
+    expect(((await after.json()) as { status: string }).status).toBe('pending');
   });
 
   it('takes a bearer key instead of the cookie, without a CSRF token (a browser never sends one by itself)', async () => {
@@ -137,7 +142,12 @@ describe.each(DIALECTS)('console sign-in and sessions on %s', (dialect) => {
     for (const path of ['/console/', '/console/tasks', '/console/sessions']) {
       expect((await page(h.t.app, path, h.approver)).status).toBe(200);
     }
-    for (const path of ['/console/events', '/console/deliveries', '/console/policy', '/console/events/verify']) {
+    for (const path of [
+      '/console/events',
+      '/console/deliveries',
+      '/console/policy',
+      '/console/events/verify',
+    ]) {
       expect((await page(h.t.app, path, h.approver)).status).toBe(403);
       expect((await page(h.t.app, path, h.admin)).status).toBe(200);
     }

@@ -30,6 +30,9 @@ export const CONSOLE_CSP =
 export const CONSOLE_HEADERS: Record<string, string> = {
   ...PAGE_HEADERS,
   'content-security-policy': CONSOLE_CSP,
+  // Not `no-referrer`: under it a browser posts its forms with `Origin: null`, and the origin check
+  // below could no longer tell this console's own forms from a sandboxed foreign page.
+  'referrer-policy': 'same-origin',
 };
 
 /** A console form is a few short fields; a replay of a DLQ group lists up to a thousand ids. */
@@ -64,12 +67,15 @@ function ownOrigin(c: Context): string {
   return `${proto}//${host}`;
 }
 
-/** A POST from another site: its `Origin` (or, without one, `Sec-Fetch-Site`) says so. */
+/**
+ * A POST from another site: its `Origin` says so, or (when the origin is opaque, `null`, or absent)
+ * `Sec-Fetch-Site` does. An opaque origin without `Sec-Fetch-Site: same-origin` counts as foreign.
+ */
 export function crossSite(c: Context): boolean {
   const origin = c.req.header('origin');
-  if (origin !== undefined && origin !== 'null') return origin !== ownOrigin(c);
-  if (origin === 'null') return true;
   const site = c.req.header('sec-fetch-site');
+  if (origin !== undefined && origin !== 'null') return origin !== ownOrigin(c);
+  if (origin === 'null') return site !== 'same-origin';
   return site !== undefined && site !== 'same-origin' && site !== 'none';
 }
 

@@ -74,7 +74,7 @@ export function consoleModule() {
     return sessions;
   };
 
-  return defineModule({
+  const manifest = defineModule({
     name: 'console',
     config: sections,
     requires,
@@ -124,6 +124,11 @@ export function consoleModule() {
       hub.closeAll();
     },
   });
+  return {
+    ...manifest,
+    /** Open live streams in this process (tests wait for a browser's stream before they publish). */
+    liveClients: () => hub.size,
+  };
 }
 
 function errorTitle(e: AppError): string {

@@ -1,7 +1,20 @@
+import type { Module } from '../kernel/module.js';
+import { allModules } from '../server/modules.js';
 import { KEYS, type TestApp, testApp } from '../server/testing.js';
 import type { Dialect } from '../store/port.js';
 
 /** Test helpers for the console suites (not shipped behaviour). */
+
+/** Markup an agent might put in what a person reads: each must arrive as text. */
+export const XSS_CORPUS = [
+  '<img src=x onerror="window.__xss=1">',
+  '"><script>window.__xss=2</script>',
+  'javascript:window.__xss=3//',
+  '<a href="javascript:window.__xss=4">click</a>',
+  '<svg onload="window.__xss=5">',
+  '`${window.__xss=6}`',
+  "'; window.__xss=7; '",
+];
 
 export interface Signed {
   /** The `Cookie` header value carrying the session. */
@@ -83,6 +96,8 @@ export interface ConsoleHarness {
   t: TestApp;
   admin: Signed;
   approver: Signed;
+  /** Live streams open to this app's console. */
+  liveClients(): number;
   /** How many events the log holds (a GET must never add one). */
   eventCount(): Promise<number>;
   cleanup(): Promise<void>;
@@ -91,9 +106,21 @@ export interface ConsoleHarness {
 /** The whole app (every module, the console among them) with an admin and an approver signed in. */
 export async function consoleHarness(
   dialect: Dialect = 'sqlite',
-  opts: { config?: Record<string, unknown> } = {},
+  opts: {
+    config?: Record<string, unknown>;
+    /** Modules in place of the app's own of the same name (a delivery module on loopback sockets). */
+    replace?: readonly Module[];
+    now?: () => number;
+  } = {},
 ): Promise<ConsoleHarness> {
-  const t = await testApp({ dialect, ...(opts.config ? { config: opts.config } : {}) });
+  const replaced = new Map((opts.replace ?? []).map((m) => [m.name, m]));
+  const modules = allModules().map((m) => replaced.get(m.name) ?? m) as Module[];
+  const t = await testApp({
+    dialect,
+    modules,
+    ...(opts.config ? { config: opts.config } : {}),
+    ...(opts.now ? { now: opts.now } : {}),
+  });
   const admin = (await signIn(t.app, KEYS.admin)).signed;
   const approver = (await signIn(t.app, KEYS.approver)).signed;
   if (!admin || !approver) throw new Error('could not sign in to the console');
@@ -101,6 +128,10 @@ export async function consoleHarness(
     t,
     admin,
     approver,
+    liveClients: () =>
+      (
+        modules.find((m) => m.name === 'console') as { liveClients?: () => number } | undefined
+      )?.liveClients?.() ?? 0,
     async eventCount() {
       return t.services.log.lastSeq();
     },
