@@ -123,7 +123,7 @@ describe.skipIf(!haveChromium)('the console in headless Chromium', () => {
 
   /** A fresh browser context signed in with `key` through the form, as a person would. */
   async function signedIn(key: string, width = 1280): Promise<{ ctx: BrowserContext; page: Page }> {
-    const ctx = await browser.newContext({ viewport: { width, height: 900 } });
+    const ctx = await browser.newContext({ viewport: { width, height: width < 800 ? 844 : 900 } });
     const page = await ctx.newPage();
     await page.goto(`${base}/console/`);
     await page.fill('#key', key);
@@ -363,8 +363,10 @@ describe.skipIf(!haveChromium)('the console in headless Chromium', () => {
         await page.goto(`${base}${path}`);
         const wide = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
         expect({ name, width, wide }).toEqual({ name, width, wide: 0 });
-        if (width !== 360)
-          await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
+        if (width === 360) continue;
+        // What the screen shows first, and the whole page.
+        await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}.png`) });
+        await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}-full.png`), fullPage: true });
       }
       if (width !== 360) {
         await page.goto(`${base}/console/policy`);

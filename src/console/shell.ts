@@ -193,6 +193,15 @@ export function link(path: string, id: string, label = id): string {
   return `<a href="${escapeHtml(`${path}${encodeURIComponent(id)}`)}">${escapeHtml(label)}</a>`;
 }
 
+/**
+ * An id as a table shows it: the prefix and the tail. A ULID's first ten characters are its time, so
+ * ids made in one millisecond share them; the tail is what tells them apart.
+ */
+export function idLabel(id: string): string {
+  const cut = id.indexOf('_');
+  return id.length > cut + 1 + 9 ? `${id.slice(0, cut + 1)}…${id.slice(-8)}` : id;
+}
+
 /** A long id or digest shortened for a table, the whole value on hover. */
 export function short(text: string | null | undefined, keep = 12): string {
   if (!text) return '<span class="mute">—</span>';
@@ -216,10 +225,10 @@ export function filterForm(
             )
             .join('')}</select>`
         : `<input id="${id}" name="${i.name}" value="${escapeHtml(i.value ?? '')}" autocomplete="off">`;
-      return `<label for="${id}">${escapeHtml(i.label)}</label>${control}`;
+      return `<div class="field"><label for="${id}">${escapeHtml(i.label)}</label>${control}</div>`;
     })
     .join('');
-  return `<form class="filters" method="get" action="${escapeHtml(action)}">${controls}<button type="submit">Filter</button></form>`;
+  return `<form class="filters" method="get" action="${escapeHtml(action)}">${controls}<div class="field"><button type="submit">Filter</button></div></form>`;
 }
 
 /** A one-line notice above the page (`?done=…` after a form post). */

@@ -81,9 +81,11 @@ const VALUE_CHARS = 80;
 /** One line about an event: its subject and a few scalar summary fields (redacted by construction). */
 export function summaryLine(env: Envelope): string {
   const parts: string[] = [];
-  const subject = [env.subject.tool, env.subject.action].filter(Boolean).join(' ');
-  if (subject) parts.push(clip(subject));
   const s = env.redacted_summary;
+  // The action is often in the summary too (approvals): say it once.
+  const action = env.subject.action !== s['action'] ? env.subject.action : null;
+  const subject = [env.subject.tool, action].filter(Boolean).join(' ');
+  if (subject) parts.push(clip(subject));
   for (const key of SUMMARY_KEYS) {
     const v = s[key];
     if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')

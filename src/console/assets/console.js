@@ -112,6 +112,13 @@ if (main) {
       else if (topic === 'approvals') soon(refreshCount);
     });
   }
+  // The stream opens after the page was rendered: whatever happened in between is fetched once.
+  let opened = false;
+  source.addEventListener('hello', () => {
+    if (opened) soon(topics.length > 0 ? refresh : refreshCount);
+    else if (topics.length > 0) void refresh();
+    opened = true;
+  });
   source.addEventListener('error', () => {
     if (source.readyState === EventSource.CLOSED) signedOut();
   });

@@ -3,7 +3,19 @@ import { parseId } from '../../envelope/index.js';
 import { AppError } from '../../errors/index.js';
 import { type ConsoleContext, fields, fragment, html } from '../http.js';
 import type { ConsoleCtx } from '../module.js';
-import { badge, escapeHtml, flash, hidden, layout, link, short, span, table, when } from '../shell.js';
+import {
+  badge,
+  escapeHtml,
+  flash,
+  hidden,
+  layout,
+  link,
+  short,
+  span,
+  table,
+  when,
+  idLabel,
+} from '../shell.js';
 import { APPROVER_OR_ADMIN, type ConsoleRouter, done, frame, guard, need, notice } from './common.js';
 
 /** The inbox shows this many pending approvals, soonest to expire first. */
@@ -106,7 +118,7 @@ function decidedTable(inbox: Inbox, now: number): string {
       escapeHtml(surface(a.decided_by, inbox.via.get(a.id), a.state)),
       when(a.decided_at, now),
       a.comment ? escapeHtml(a.comment) : '<span class="mute">—</span>',
-      a.task_id ? link('/console/tasks/', a.task_id, a.task_id.slice(0, 12)) : short(null),
+      a.task_id ? link('/console/tasks/', a.task_id, idLabel(a.task_id)) : short(null),
     ];
   });
   return table(['Action', 'Outcome', 'Decided by', 'From', 'When', 'Comment', 'Task'], rows);

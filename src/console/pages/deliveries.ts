@@ -2,7 +2,19 @@ import type { DeliveryView } from '../../delivery/port.js';
 import { AppError } from '../../errors/index.js';
 import { fields, fragment, html } from '../http.js';
 import type { ConsoleCtx } from '../module.js';
-import { badge, escapeHtml, filterForm, flash, hidden, layout, link, short, table, when } from '../shell.js';
+import {
+  badge,
+  escapeHtml,
+  filterForm,
+  flash,
+  hidden,
+  layout,
+  link,
+  short,
+  table,
+  when,
+  idLabel,
+} from '../shell.js';
 import { ADMIN, type ConsoleRouter, done, frame, guard, need, notice, queryParam } from './common.js';
 
 const STATUSES = ['pending', 'claimed', 'succeeded', 'dead', 'unknown', 'reconcile'] as const;
@@ -60,7 +72,7 @@ function replayForm(ids: readonly string[], csrf: string | null, label: string):
 
 function deliveryRows(list: readonly DeliveryView[], now: number, csrf: string | null): string[][] {
   return list.map((d) => [
-    link('/console/deliveries/', d.id, d.id.slice(0, 14)),
+    link('/console/deliveries/', d.id, idLabel(d.id)),
     escapeHtml(d.destination),
     escapeHtml(d.channel_type),
     badge(d.status),

@@ -15,6 +15,7 @@ import {
   table,
   when,
   badge,
+  idLabel,
 } from '../shell.js';
 import { summaryLine } from '../timeline.js';
 import { ADMIN, type ConsoleRouter, frame, guard, queryParam } from './common.js';
@@ -41,10 +42,8 @@ function eventRows(events: readonly { seq: number; envelope: Envelope }[], now: 
     `<a href="/console/events/${encodeURIComponent(e.event_id)}">#${seq}</a>`,
     when(e.occurred_at, now),
     `<code class="type">${escapeHtml(e.type)}</code>`,
-    e.execution.task_id
-      ? link('/console/tasks/', e.execution.task_id, e.execution.task_id.slice(0, 14))
-      : '—',
-    `<a href="/console/events?correlation_id=${encodeURIComponent(e.correlation_id)}" title="${escapeHtml(e.correlation_id)}">${escapeHtml(e.correlation_id.slice(0, 14))}…</a>`,
+    e.execution.task_id ? link('/console/tasks/', e.execution.task_id, idLabel(e.execution.task_id)) : '—',
+    `<a href="/console/events?correlation_id=${encodeURIComponent(e.correlation_id)}" title="${escapeHtml(e.correlation_id)}">${escapeHtml(idLabel(e.correlation_id))}</a>`,
     escapeHtml(summaryLine(e)),
   ]);
 }

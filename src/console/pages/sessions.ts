@@ -1,7 +1,7 @@
 import type { Envelope } from '../../envelope/index.js';
 import { html } from '../http.js';
 import type { ConsoleCtx } from '../module.js';
-import { badge, escapeHtml, layout, link, short, table, when } from '../shell.js';
+import { badge, escapeHtml, layout, link, short, table, when, idLabel } from '../shell.js';
 import { APPROVER_OR_ADMIN, type ConsoleRouter, frame, guard } from './common.js';
 
 /**
@@ -118,7 +118,7 @@ export function sessionPages(r: ConsoleRouter, ctx: ConsoleCtx): void {
       short(s.id, 18),
       escapeHtml(s.runtime ?? '—'),
       escapeHtml(s.agent ?? '—'),
-      s.task_id ? link('/console/tasks/', s.task_id, s.task_id.slice(0, 14)) : '<span class="mute">—</span>',
+      s.task_id ? link('/console/tasks/', s.task_id, idLabel(s.task_id)) : '<span class="mute">—</span>',
       when(s.last_at, now),
       `<code class="type">${escapeHtml(s.last_type)}</code>`,
       String(s.events),

@@ -17,6 +17,7 @@ import {
   span,
   table,
   when,
+  idLabel,
 } from '../shell.js';
 import { readTimeline, summaryLine, type TimelineRow } from '../timeline.js';
 import {
@@ -46,7 +47,7 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 
 function taskRows(tasks: readonly TaskView[], now: number): string[][] {
   return tasks.map((t) => [
-    link('/console/tasks/', t.id, t.id.slice(0, 14)),
+    link('/console/tasks/', t.id, idLabel(t.id)),
     escapeHtml(t.title),
     badge(t.state),
     escapeHtml(t.runtime ?? '—'),
