@@ -380,6 +380,16 @@ describe.skipIf(!haveChromium)('the console in headless Chromium', () => {
       }
       await ctx.close();
     }
+    // Dark mode follows the system setting.
+    const dark = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'dark' });
+    const darkPage = await dark.newPage();
+    await darkPage.goto(`${base}/console/`);
+    await darkPage.fill('#key', KEYS.admin);
+    await Promise.all([darkPage.waitForURL(`${base}/console/`), darkPage.click('button[type=submit]')]);
+    const background = await darkPage.evaluate<string>('getComputedStyle(document.body).backgroundColor');
+    expect(background).toBe('rgb(15, 18, 22)');
+    await darkPage.screenshot({ path: join(SCREENSHOTS, 'approvals-dark-1280.png') });
+    await dark.close();
     const login = await (await browser.newContext({ viewport: { width: 390, height: 800 } })).newPage();
     await login.goto(`${base}/console/login`);
     await login.screenshot({ path: join(SCREENSHOTS, 'login-390.png') });
