@@ -292,5 +292,19 @@ describe.each(DIALECTS)('console pages on %s', (dialect) => {
     expect(rx.hits.length).toBe(4);
     const again = await post(h.t.app, '/console/deliveries/replay', h.admin, { ids });
     expect(again.status).toBe(409);
+    expect((await post(h.t.app, '/console/deliveries/test', h.admin, { destination: 'nope' })).status).toBe(
+      404,
+    );
+    const test = await post(h.t.app, '/console/deliveries/test', h.admin, { destination: 'hook' });
+    const { id: testId } = (await test.json()) as { id: string };
+    await drain();
+    expect((await delivery.service()!.list({ ids: [testId] }))[0]?.status).toBe('succeeded');
+    expect(rx.hits.at(-1)!.body).toContain('Switchboard test message');
+    const [sent] = await h.t.services.log.list({
+      type: 'agent.notification.sent',
+      newestFirst: true,
+      limit: 1,
+    });
+    expect(sent!.envelope.redacted_summary).toMatchObject({ test: true, by: 'ops', destinations: ['hook'] });
   });
 });

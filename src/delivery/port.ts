@@ -23,6 +23,8 @@ export interface DeliveryPort extends Outbound {
   replay?(filter: ReplayFilter): Promise<ReplayOutcome>;
   /** The shared per-destination state: breaker and disabled flag (a destination never tried has none). */
   endpoints?(): Promise<EndpointView[]>;
+  /** The configured channels by name and type (no URLs, no secrets): the console's "send test" list. */
+  channelList?(): { name: string; type: string }[];
 }
 
 export interface EndpointView {

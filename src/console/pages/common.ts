@@ -63,6 +63,7 @@ const NOTICES = {
   rejected: 'Rejected.',
   canceled: 'The task was canceled.',
   replayed: 'Replayed; the deliveries are pending again.',
+  test_sent: 'The test message is queued; its attempts show below.',
   signed_out: 'Signed out.',
 } as const;
 export type NoticeKey = keyof typeof NOTICES;

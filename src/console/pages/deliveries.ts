@@ -70,6 +70,25 @@ function replayForm(ids: readonly string[], csrf: string | null, label: string):
   return `<form class="inline" method="post" action="/console/deliveries/replay">${hidden(csrf)}${inputs}<button type="submit">${escapeHtml(label)}</button></form>`;
 }
 
+/** What a test message says: who sent it from where, so nobody mistakes it for an agent's. */
+export const TEST_TITLE = 'Switchboard test message';
+
+function channelRows(
+  channels: readonly { name: string; type: string }[],
+  endpoints: ReadonlyMap<string, { breaker: string; disabled: boolean }>,
+  csrf: string | null,
+): string[][] {
+  return channels.map((ch) => {
+    const ep = endpoints.get(ch.name);
+    return [
+      `<a href="/console/deliveries?destination=${encodeURIComponent(ch.name)}">${escapeHtml(ch.name)}</a>`,
+      escapeHtml(ch.type),
+      ep ? badge(ep.disabled ? 'disabled' : ep.breaker) : '<span class="mute">never tried</span>',
+      `<form class="inline" method="post" action="/console/deliveries/test">${hidden(csrf)}<input type="hidden" name="destination" value="${escapeHtml(ch.name)}"><button type="submit">Send test</button></form>`,
+    ];
+  });
+}
+
 function deliveryRows(list: readonly DeliveryView[], now: number, csrf: string | null): string[][] {
   return list.map((d) => [
     link('/console/deliveries/', d.id, idLabel(d.id)),
@@ -110,6 +129,8 @@ export function deliveryPages(r: ConsoleRouter, ctx: ConsoleCtx): void {
     ]);
     const now = ctx.deps.now();
     const csrf = c.get('session')?.csrf ?? null;
+    const channels = delivery.channelList?.() ?? [];
+    const byName = new Map(endpoints.map((e) => [e.destination, e]));
     const endpointRows = endpoints.map((e) => [
       `<a href="/console/deliveries?destination=${encodeURIComponent(e.destination)}">${escapeHtml(e.destination)}</a>`,
       badge(e.disabled ? 'disabled' : e.breaker),
@@ -135,6 +156,8 @@ export function deliveryPages(r: ConsoleRouter, ctx: ConsoleCtx): void {
 ${table(['Destination', 'Error', 'Count', 'First', 'Last', ''], groupRows)}</section>
 <section aria-labelledby="rec-h"><h2 id="rec-h">Reconcile queue <span class="n">${reconcile.length}</span> <small class="mute">sent, outcome unknown: check the channel before replaying</small></h2>
 ${table(['Delivery', 'Destination', 'Channel', 'Status', 'Attempts', 'HTTP', 'Error', 'Updated', ''], deliveryRows(reconcile.slice(0, SHOWN), now, csrf))}</section>
+<section aria-labelledby="ch-h"><h2 id="ch-h">Channels</h2>
+${table(['Channel', 'Type', 'Breaker', ''], channelRows(channels, byName, csrf))}</section>
 <section aria-labelledby="ep-h"><h2 id="ep-h">Endpoints</h2>
 ${table(['Destination', 'Breaker', 'Opens', 'Probe at', 'Updated'], endpointRows)}</section>
 <section aria-labelledby="all-h"><h2 id="all-h">Deliveries <small class="mute">newest first</small></h2>
@@ -192,10 +215,55 @@ ${filters}${table(['Delivery', 'Destination', 'Channel', 'Status', 'Attempts', '
       ['Last response', d.last_response ? escapeHtml(d.last_response.slice(0, 200)) : '—'],
     ];
     const replay = d.status === 'dead' || d.status === 'reconcile' ? replayForm([d.id], csrf, 'Replay') : '';
-    const body = `<dl class="facts wide">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl>${replay}
+    const region = `<div id="live"><dl class="facts wide">${facts.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('')}</dl>${replay}
 <h2>Attempts</h2>${table(['Event', 'When', 'Outcome', 'Attempt', 'HTTP', 'Took', 'Detail'], attempts)}
-<p class="mute">${short(d.id, 40)}</p>`;
-    return html(c, layout(`Delivery to ${d.destination}`, await frame(c, ctx, 'deliveries'), body));
+<p class="mute">${short(d.id, 40)}</p></div>`;
+    if (c.req.query('fragment') !== undefined) return fragment(c, region);
+    return html(
+      c,
+      layout(
+        `Delivery to ${d.destination}`,
+        await frame(c, ctx, 'deliveries', ['deliveries']),
+        `${flash(notice(c))}${region}`,
+      ),
+    );
+  });
+
+  /**
+   * A test message to one channel, through the delivery engine like any other (retries, breaker,
+   * DLQ): an `agent.notification.sent` event marked `test`, and its delivery, in one transaction.
+   */
+  r.post('/console/deliveries/test', admin, async (c) => {
+    const delivery = port();
+    const { one } = fields(c.get('form'), ['destination']);
+    const name = one.destination ?? '';
+    const channel = (delivery.channelList?.() ?? []).find((ch) => ch.name === name);
+    if (!channel) throw new AppError('not_found', `no channel named ${JSON.stringify(name.slice(0, 40))}`);
+    const principal = c.get('principal');
+    const id = await ctx.deps.db.tx(async (tx) => {
+      const event = await ctx.deps.emit(
+        {
+          type: 'agent.notification.sent',
+          actor: { user_id: principal.name },
+          redacted_summary: { test: true, by: principal.name, destinations: [name], channel: channel.type },
+        },
+        tx,
+      );
+      const queued = await delivery.enqueue(tx, {
+        eventId: event.event_id,
+        destination: name,
+        message: {
+          kind: 'progress',
+          stage: 'done',
+          severity: 'info',
+          title: TEST_TITLE,
+          summary: `Sent from the console by ${principal.name}.`,
+          eventId: event.event_id,
+        },
+      });
+      return queued.id;
+    });
+    return done(c, `/console/deliveries/${encodeURIComponent(id)}`, 'test_sent', { id, destination: name });
   });
 
   r.post('/console/deliveries/replay', admin, async (c) => {

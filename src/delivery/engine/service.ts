@@ -90,6 +90,7 @@ export interface DeliveryService extends DeliveryPort {
   list(filter?: ListFilter): Promise<DeliveryView[]>;
   replay(filter: ReplayFilter): Promise<ReplayOutcome>;
   endpoints(): Promise<EndpointView[]>;
+  channelList(): { name: string; type: string }[];
 }
 
 export interface ServiceDeps {
@@ -133,6 +134,10 @@ export function view(r: q.DeliveryRow): DeliveryView {
 export function createDeliveryService(d: ServiceDeps): DeliveryService {
   return {
     channel: (name) => d.channels()[name] as ChannelConfig | undefined,
+    channelList: () =>
+      Object.entries(d.channels())
+        .map(([name, e]) => ({ name, type: e.type }))
+        .sort((a, b) => a.name.localeCompare(b.name)),
     async enqueue(tx, input) {
       const entry = d.channels()[input.destination];
       if (!entry) throw new AppError('not_found', `no channel named ${input.destination} is configured`);
