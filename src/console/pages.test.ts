@@ -219,6 +219,29 @@ describe.each(DIALECTS)('console pages on %s', (dialect) => {
     expect(pageHtml).toContain('input.command.contains(&#34;deploy&#34;)');
   });
 
+  it('classifies a runtime’s own tool name in a dry run, as the evaluate route does', async () => {
+    const rules = [
+      {
+        id: 'no-shell-rm',
+        match: { kinds: ['shell'] },
+        when: 'args.command.contains("rm -rf")',
+        decision: 'deny',
+        reason_code: 'RM',
+      },
+    ];
+    h = await consoleHarness(dialect, { config: { rules } });
+    const res = await post(h.t.app, '/console/policy/simulate', h.admin, {
+      tool: 'Bash',
+      input: '{"command":"rm -rf /"}',
+      runtime: 'claude-code',
+    });
+    const sim = (await res.json()) as { decision: { decision: string; matched_rules: { id: string }[] } };
+    expect(sim.decision.decision).toBe('deny');
+    expect(sim.decision.matched_rules.map((r) => r.id)).toEqual(['no-shell-rm']);
+    const html = await (await page(h.t.app, '/console/policy', h.admin)).text();
+    expect(html).toContain('kind shell');
+  });
+
   it('answers a malformed simulation with a 4xx', async () => {
     h = await consoleHarness(dialect, { config: { rules: RULES } });
     const sim = (fields: Record<string, string>) =>

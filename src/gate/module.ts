@@ -78,7 +78,14 @@ export function gateModule(opts: GateModuleOptions = {}): GateModule {
     const key = opts.signerKey === undefined ? deriveCapabilityKey(s.vaultKey) : opts.signerKey;
     // The TTL is left to the serving policy's `gate.capability_ttl_seconds`, so a reload can change it.
     const signer = key ? { keys: [key] } : undefined;
-    parts = { holder, incidents, signer, gate: new Gate({ s, holder, incidents, signer }) };
+    const gate = new Gate({
+      s,
+      holder,
+      incidents,
+      signer,
+      ...(opts.intents ? { intents: opts.intents } : {}),
+    });
+    parts = { holder, incidents, signer, gate };
     return parts;
   };
   const running = (): Parts => {

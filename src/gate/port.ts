@@ -85,6 +85,7 @@ export interface PolicyView {
     priority: number;
     when: string;
     tools: string[] | null;
+    kinds: string[] | null;
     description: string | null;
     /** The file and 1-based line; line 0 when the rules came from a parsed section. */
     source: { file: string; line: number } | null;

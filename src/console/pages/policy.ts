@@ -2,7 +2,13 @@ import { z } from 'zod';
 import { parseId } from '../../envelope/index.js';
 import { AppError } from '../../errors/index.js';
 import { GATE_RUNTIMES } from '../../gate/config.js';
-import type { GateIntent, PolicyView, Simulation } from '../../gate/port.js';
+import {
+  type GateIntent,
+  type PolicyView,
+  type Simulation,
+  TOOL_KINDS,
+  type ToolArgs,
+} from '../../gate/port.js';
 import { type ConsoleContext, fields, html } from '../http.js';
 import type { ConsoleCtx } from '../module.js';
 import { badge, escapeHtml, hidden, jsonBlock, layout, table, when } from '../shell.js';
@@ -21,6 +27,8 @@ const intentSchema = z.strictObject({
     .optional(),
   session_id: z.string().min(1).max(200).optional(),
   runtime: z.enum(GATE_RUNTIMES).optional(),
+  kind: z.enum(TOOL_KINDS).optional(),
+  args: jsonObject.optional(),
 });
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 /** Who the simulated intent is asked by, unless the form names an agent key's name. */
@@ -67,6 +75,8 @@ export function intentOf(v: FormValues): GateIntent {
   if (b.task_id !== undefined) intent.task_id = b.task_id;
   if (b.session_id !== undefined) intent.session_id = b.session_id;
   if (b.runtime !== undefined) intent.runtime = b.runtime;
+  if (b.kind !== undefined) intent.kind = b.kind;
+  if (b.args !== undefined) intent.args = b.args as ToolArgs;
   return intent;
 }
 
@@ -76,11 +86,13 @@ function rulesTable(p: PolicyView, matched: ReadonlySet<string>): string {
     badge(r.decision),
     `<code>${escapeHtml(r.reason_code)}</code>`,
     String(r.priority),
-    r.tools ? escapeHtml(r.tools.join(', ')) : '<span class="mute">any</span>',
+    r.tools || r.kinds
+      ? escapeHtml([...(r.tools ?? []), ...(r.kinds ?? []).map((k) => `kind ${k}`)].join(', '))
+      : '<span class="mute">any</span>',
     `<code class="cel">${escapeHtml(r.when)}</code>`,
     r.source ? escapeHtml(r.source.line > 0 ? `${r.source.file}:${r.source.line}` : r.source.file) : '—',
   ]);
-  return table(['Rule', 'Decision', 'Reason code', 'Priority', 'Tools', 'When', 'Source'], rows);
+  return table(['Rule', 'Decision', 'Reason code', 'Priority', 'Match', 'When', 'Source'], rows);
 }
 
 function simulatorForm(csrf: string | null, v: FormValues): string {

@@ -8,6 +8,7 @@ import {
   type GateDecision,
   type GateIntent,
   type GateService,
+  type IntentReader,
   type PolicyView,
   type Simulation,
 } from '../../gate/port.js';
@@ -30,6 +31,8 @@ export interface GateDeps {
   incidents: IncidentStore;
   /** Undefined: decisions carry no capability (and verify answers UNKNOWN_KEY). */
   signer: CapabilitySigner | undefined;
+  /** Classifies a runtime's own tool name for a dry run, as `POST /v1/gate/evaluate` does. */
+  intents?: IntentReader;
 }
 
 /**
@@ -57,6 +60,7 @@ export class Gate implements GateService {
       priority: rule.priority,
       when: rule.when,
       tools: rule.match?.tools ?? null,
+      kinds: rule.match?.kinds ?? null,
       description: rule.description ?? null,
       source: origin ? { file: origin.file, line: origin.line } : null,
     }));
@@ -64,7 +68,12 @@ export class Gate implements GateService {
   }
 
   /** The facts `run` gathers, and the pure evaluation; without a signer no capability is minted. */
-  async simulate(intent: GateIntent, principal: Principal): Promise<Simulation> {
+  async simulate(asked: GateIntent, principal: Principal): Promise<Simulation> {
+    const classified =
+      asked.kind === undefined && asked.runtime
+        ? this.d.intents?.classify(asked.runtime, asked.tool, asked.input)
+        : undefined;
+    const intent = classified ? { ...asked, kind: classified.kind, args: classified.args } : asked;
     const { engineIntent, engineCtx } = await this.facts(intent, { principal });
     const evaluation = evaluateWithTrace(this.d.holder.current(), engineIntent, {
       ...engineCtx,
