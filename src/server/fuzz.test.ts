@@ -454,5 +454,5 @@ describe('the fuzz suite', () => {
     // Every route was reached, each by a few dozen requests at least.
     for (const r of routes)
       expect(perRoute.get(`${r.method} ${r.path}`) ?? 0, `${r.method} ${r.path}`).toBeGreaterThan(20);
-  }, 300_000); // ~40 s alone; the bound is for a machine shared with the rest of the suite
+  }, 900_000); // ~40 s alone; minutes on a machine shared with the rest of the suite and other work
 });
