@@ -138,7 +138,7 @@ export async function benchAppend(): Promise<string[]> {
 export async function benchIdleMemory(): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'sb-idle-'));
   const cli = new URL('../../dist/cli/main.js', import.meta.url).pathname;
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0'], {
+  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--allow-no-keys'], {
     cwd: dir,
     env: { PATH: process.env.PATH, SWITCHBOARD_LOG_LEVEL: 'warn' },
     stdio: 'ignore',

@@ -18,6 +18,10 @@ program
   )
   .option('--host <host>', 'listen address (overrides server.host and SWITCHBOARD_HOST)')
   .option('--port <port>', 'listen port (overrides server.port and SWITCHBOARD_PORT)')
+  .option(
+    '--allow-no-keys',
+    'start even when no API key is usable (without it, serve refuses: every /v1 request would get 401)',
+  )
   .action(async (opts) => (await import('./serve.js')).run(opts));
 
 program

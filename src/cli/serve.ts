@@ -1,7 +1,16 @@
 import { handleSignals, startServer } from '../server/serve.js';
 import { loadCliConfig } from './context.js';
+import { noKeysMessage, startupSummary, tallyKeys, usableKeyCount } from './startup.js';
 
-export async function run(opts: { config?: string; host?: string; port?: string }): Promise<void> {
+export interface ServeOptions {
+  config?: string;
+  host?: string;
+  port?: string;
+  /** Start even when no key can authenticate (a gateway that answers 401 to every /v1 request). */
+  allowNoKeys?: boolean;
+}
+
+export async function run(opts: ServeOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const loaded = loadCliConfig(opts);
   const config = loaded.config;
   if (opts.host) config.server.host = opts.host;
@@ -11,6 +20,14 @@ export async function run(opts: { config?: string; host?: string; port?: string 
       throw new Error(`--port must be a port number, got ${opts.port}`);
     config.server.port = port;
   }
+  const keys = tallyKeys(config.auth.keys, env);
+  if (usableKeyCount(keys) === 0 && !opts.allowNoKeys) throw new Error(noKeysMessage(keys));
   const server = await startServer(config, { configSource: loaded.source });
+  // For people, on stderr; the JSON log on stdout stays one object per line.
+  process.stderr.write(
+    `switchboard ready (${loaded.source})\n${startupSummary(config, env, server.url)
+      .map((l) => `  ${l}\n`)
+      .join('')}`,
+  );
   handleSignals(server, config.server.shutdown_timeout_ms);
 }

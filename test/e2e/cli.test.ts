@@ -107,7 +107,7 @@ describe('switchboard CLI', () => {
   });
 
   it('exits non-zero with a clear line when PostgreSQL is unreachable at start', () => {
-    const r = cli(['serve'], workdir(), {
+    const r = cli(['serve', '--allow-no-keys'], workdir(), {
       SWITCHBOARD_DATABASE_URL: 'postgres://nobody:pw@127.0.0.1:1/none',
     });
     expect(r.code).toBe(1);
@@ -145,11 +145,50 @@ describe('switchboard CLI', () => {
     ).toEqual([4, 5]);
   });
 
-  it('serves, then drains and exits 0 on SIGTERM', async () => {
+  it('refuses to serve with no usable key, saying how to get one', () => {
     const cwd = workdir();
+    writeFileSync(
+      join(cwd, 'switchboard.yaml'),
+      'auth:\n  keys:\n    - { name: laptop-agent, role: agent, key_env: SB_AGENT_KEY }\n',
+    );
+    const r = cli(['serve', '--port', '0'], cwd);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      'no usable API key (named but unset: laptop-agent ($SB_AGENT_KEY is not set))',
+    );
+    expect(r.stderr).toContain('switchboard init');
+    expect(r.stderr).toContain('--allow-no-keys');
+  });
+
+  it('serves with a start-up summary, then drains and exits 0 on SIGTERM', async () => {
+    const cwd = workdir();
+    writeFileSync(
+      join(cwd, 'switchboard.yaml'),
+      [
+        'auth:',
+        '  keys:',
+        '    - { name: laptop-agent, role: agent, key_env: SB_AGENT_KEY }',
+        '    - { name: me, role: approver, key_env: SB_APPROVER_KEY }',
+        'channels:',
+        '  phone: { type: ntfy, url: "http://192.168.1.5", topic: t }',
+        '  hook: { type: webhook, url: "https://example.com/hook", secret_env: HOOK_SECRET }',
+        'sources:',
+        '  github: { type: github, secret_env: GH_SECRET }',
+        '',
+      ].join('\n'),
+    );
     const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
       cwd,
-      env: { PATH: process.env.PATH!, SWITCHBOARD_LOG_LEVEL: 'info' },
+      env: {
+        PATH: process.env.PATH!,
+        SWITCHBOARD_LOG_LEVEL: 'info',
+        SB_AGENT_KEY: 'a'.repeat(24),
+        GH_SECRET: 'g'.repeat(24),
+      },
+    });
+    let err = '';
+    child.stderr.on('data', (d) => {
+      err += d;
     });
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
@@ -161,6 +200,17 @@ describe('switchboard CLI', () => {
       child.on('exit', () => reject(new Error(`exited early: ${out}`)));
     });
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    for (let i = 0; i < 200 && !err.includes('triggers'); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(err).toContain(`listening  ${url}`);
+    expect(err).toContain(
+      'keys       1 agent (laptop-agent), 0 approver, 0 admin; unset: me ($SB_APPROVER_KEY is not set)',
+    );
+    expect(err).toMatch(
+      /channels {3}phone \(ntfy, refused by egress \(https_required: .*\)\), hook \(webhook, egress ok\)/,
+    );
+    expect(err).toContain('sources    github → POST /v1/ingress/github');
+    expect(err).toContain('triggers   none');
+    expect(err).not.toContain('a'.repeat(24));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
