@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  DONE_TURNS_KEPT,
   type Decision,
   decide,
   EMPTY_STATE,
@@ -130,6 +131,19 @@ describe('when to speak', () => {
     expect(first.decision).toMatchObject({ status: 'sent', lane: 'normal' });
     const second = decide(first.state, report('done', 'merged PR again'), CFG, T0 + 20);
     expect(second.decision).toEqual({ status: 'deduped', reason: 'done_already_sent' });
+  });
+
+  it('sends one "done" per turn when reports name their turn, and folds a turn reported twice', () => {
+    const turn = (id: string, summary = 'Turn finished') => ({ ...report('done', summary), turn_id: id });
+    const t1 = decide(EMPTY_STATE, turn('t1'), CFG, T0);
+    expect(t1.decision).toMatchObject({ status: 'sent', lane: 'normal' });
+    const again = decide(t1.state, turn('t1', 'Turn finished (notify)'), CFG, T0 + 1000);
+    expect(again.decision).toEqual({ status: 'deduped', reason: 'done_already_sent' });
+    const t2 = decide(again.state, turn('t2'), CFG, T0 + 60_000);
+    expect(t2.decision).toMatchObject({ status: 'sent', lane: 'normal' });
+    let state = t2.state;
+    for (let i = 3; i < 30; i++) state = decide(state, turn(`t${i}`), CFG, T0 + i * 60_000).state;
+    expect(state.done_turns).toHaveLength(DONE_TURNS_KEPT);
   });
 });
 

@@ -37,8 +37,16 @@ export interface NotifyState {
   /** When each message of the last minute was sent (priority ones included). */
   sent: number[];
   done_sent: boolean;
+  /** The turns whose `done` was sent (newest last, at most DONE_TURNS_KEPT): folding is per turn. */
+  done_turns?: string[];
   digest?: Digest;
 }
+
+/**
+ * Turn ids remembered per scope. A runtime that reports one turn twice (Codex: a `Stop` hook and a
+ * `notify` call) does so within seconds, so the last few turns are enough to fold the second.
+ */
+export const DONE_TURNS_KEPT = 8;
 
 export const EMPTY_STATE: NotifyState = { sent: [], done_sent: false };
 
@@ -50,6 +58,11 @@ export interface Report {
   /** Same stage and content → same fingerprint (the caller hashes what was reported). */
   fingerprint: string;
   event_id: string;
+  /**
+   * The runtime turn a `done` ends. With one, each turn's `done` is news once; without one, a scope
+   * (a task, a session) sends one `done` until it is resumed.
+   */
+  turn_id?: string;
 }
 
 export type Decision =
@@ -113,14 +126,24 @@ export function decide(
   if (report.stage === 'started' && !cfg.send_started) {
     return { decision: { status: 'merged', reason: 'started_not_sent' }, state: base };
   }
-  if (state.last && state.last.stage === report.stage && state.last.fingerprint === report.fingerprint) {
+  // Two turns may well end with the same words; a turn reported twice is folded by its id below.
+  const perTurn = report.stage === 'done' && report.turn_id !== undefined;
+  if (
+    !perTurn &&
+    state.last &&
+    state.last.stage === report.stage &&
+    state.last.fingerprint === report.fingerprint
+  ) {
     return { decision: { status: 'deduped', reason: 'same_as_last' }, state: base };
   }
   if (report.stage === 'done') {
-    if (state.done_sent) return { decision: { status: 'deduped', reason: 'done_already_sent' }, state: base };
+    const turns = state.done_turns ?? [];
+    const repeat = report.turn_id !== undefined ? turns.includes(report.turn_id) : state.done_sent;
+    if (repeat) return { decision: { status: 'deduped', reason: 'done_already_sent' }, state: base };
     // `done` is the one message the owner waits for: it is not rate-limited, and it replaces the digest.
     const superseded = state.digest;
     const next: NotifyState = { ...base, sent: withSend(sent, now, cfg.rate_per_minute), done_sent: true };
+    if (report.turn_id !== undefined) next.done_turns = [...turns, report.turn_id].slice(-DONE_TURNS_KEPT);
     delete next.digest;
     return {
       decision: { status: 'sent', lane: 'normal', mention, ...(superseded ? { superseded } : {}) },

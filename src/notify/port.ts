@@ -74,6 +74,11 @@ export interface ReportContext {
   principal: Principal;
   task_id: string | null;
   session_id?: string;
+  /**
+   * The runtime turn a `done` ends (signals, while the owner is away): each turn's `done` is then sent
+   * once, instead of one `done` per task or session.
+   */
+  turn_id?: string;
 }
 
 /** The `report_progress` path with all its governance (notify provides it; MCP and signals use it). */

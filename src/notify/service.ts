@@ -108,7 +108,13 @@ export class Notifier {
       );
       const { decision, state: next } = decide(
         state,
-        { ...input, ...gate.content, fingerprint, event_id: reported.event_id },
+        {
+          ...input,
+          ...gate.content,
+          fingerprint,
+          event_id: reported.event_id,
+          ...(ctx.turn_id ? { turn_id: ctx.turn_id } : {}),
+        },
         this.cfg,
         now,
       );
@@ -375,7 +381,7 @@ export class Notifier {
     return {
       type: 'agent.progress.reported',
       actor: { agent_id: ctx.principal.name, user_id: who.owner || null },
-      execution: { task_id: ctx.task_id, session_id: ctx.session_id ?? null },
+      execution: { task_id: ctx.task_id, session_id: ctx.session_id ?? null, turn_id: ctx.turn_id ?? null },
       ...(who.correlation_id ? { correlation_id: who.correlation_id } : {}),
       redacted_summary: {
         stage: input.stage,

@@ -88,6 +88,34 @@ describe.each(await dialects())('runtime signals on %s', (dialect) => {
     expect(seen[0]?.message).toMatchObject({ stage: 'done', summary: 'Turn finished · project' });
   });
 
+  it('sends every finished turn of a session while away, folding a turn reported twice', async () => {
+    const seen = await start();
+    await away(true);
+    for (const prompt_id of ['turn-1', 'turn-2', 'turn-3']) {
+      await hook('claude-code', fixture('claude-code', 'Stop', { prompt_id }));
+    }
+    // Codex reports one turn twice (its Stop hook and its notify program): one message.
+    const turn = { session_id: 'codex-1', turn_id: 'turn_9' };
+    await hook('codex', fixture('codex', 'Stop', turn));
+    await hook(
+      'codex',
+      fixture('codex', 'agent-turn-complete', { 'thread-id': 'codex-1', 'turn-id': 'turn_9' }),
+    );
+    expect(seen.map((d) => d.message.stage)).toEqual(['done', 'done', 'done', 'done']);
+    const suppressed = await events('agent.notification.suppressed');
+    expect(suppressed.map((e) => e.redacted_summary.reason)).toEqual(['done_already_sent']);
+  });
+
+  it('sends the first finished turn of a session at the desk and records the later ones', async () => {
+    const seen = await start();
+    await hook('claude-code', fixture('claude-code', 'Stop', { prompt_id: 'turn-1' }));
+    const next = { prompt_id: 'turn-2', last_assistant_message: 'Tests added.' };
+    await hook('claude-code', fixture('claude-code', 'Stop', next));
+    expect(seen).toHaveLength(1);
+    const suppressed = await events('agent.notification.suppressed');
+    expect(suppressed.map((e) => e.redacted_summary.reason)).toEqual(['done_already_sent']);
+  });
+
   it('folds ten idle prompts into one message while away', async () => {
     const seen = await start();
     await away(true);

@@ -115,13 +115,20 @@ export class SignalRelay {
         return { kind: 'folded', signal: signal.kind };
       }
     }
-    if (signal.needsPerson) {
-      const away = await readAway(this.s.db, owner, this.cfg, now);
-      if (!away.effective) {
-        await this.suppressed(event, 'owner_not_away', signal);
-        return { kind: 'recorded', signal: signal.kind };
-      }
+    const away =
+      signal.needsPerson || signal.kind === 'turn_done'
+        ? await readAway(this.s.db, owner, this.cfg, now)
+        : undefined;
+    if (signal.needsPerson && !away?.effective) {
+      await this.suppressed(event, 'owner_not_away', signal);
+      return { kind: 'recorded', signal: signal.kind };
     }
+    // Away, every finished turn is news: notify folds by turn (a runtime that reports one turn twice
+    // is told once). At the desk the scope's first `done` goes out and later ones are only recorded.
+    const turnId =
+      signal.kind === 'turn_done' && away?.effective
+        ? (event.execution.turn_id ?? event.event_id)
+        : undefined;
     const reporter = this.reporter();
     if (!reporter) {
       this.s.logger.warn({ event_id: event.event_id }, 'signals: the notify module is not running');
@@ -152,6 +159,7 @@ export class SignalRelay {
       },
       task_id: task ? task.id : null,
       ...(sessionId ? { session_id: sessionId } : {}),
+      ...(turnId ? { turn_id: turnId } : {}),
     });
     if (signal.kind === 'idle_prompt') {
       await this.s.db.query(
