@@ -5,6 +5,7 @@ import { compileEgressPolicy } from '../egress/index.js';
 import { schemaVersion } from '../store/migrate.js';
 import { redactUrl } from '../store/open.js';
 import { loadCliConfig, openCliStore } from './context.js';
+import { lintConfigFile } from './policy.js';
 
 /** Checks what can be checked without starting the server; prints one line per finding. */
 export async function run(opts: { config?: string }): Promise<void> {
@@ -20,6 +21,12 @@ export async function run(opts: { config?: string }): Promise<void> {
   const loaded = loadCliConfig(opts); // an invalid config throws: one line per problem, exit 1
   const { config } = loaded;
   ok(`config valid (${loaded.source})`);
+
+  if (existsSync(loaded.source)) {
+    const lint = lintConfigFile(loaded.source);
+    if (lint.ok) ok(`policy compiles: ${lint.summary}`);
+    else for (const line of lint.lines) bad(`policy: ${line}`);
+  }
 
   const store = config.store.database_url
     ? `PostgreSQL ${redactUrl(config.store.database_url)}`

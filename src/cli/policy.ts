@@ -49,6 +49,18 @@ function prepare(opts: PolicyCliOptions): Prepared {
   return { ok: true, compiled: prepared.compiled, files: prepared.files, source: name };
 }
 
+/**
+ * What `serve` and `doctor` ask before anything starts: the lint of the config file at `path` (its
+ * rules and every policy file), as `ok` with a one-line summary or the problem lines.
+ */
+export function lintConfigFile(path: string): { ok: true; summary: string } | { ok: false; lines: string[] } {
+  const p = prepare({ config: path });
+  if (!p.ok) return p;
+  const files =
+    p.files.length > 0 ? ` and ${p.files.length} policy file${p.files.length === 1 ? '' : 's'}` : '';
+  return { ok: true, summary: `${p.compiled.rules.length} rules${files}, revision ${p.compiled.revision}` };
+}
+
 /** Parses and compiles the config's rules and every policy file; prints each problem; 1 when any. */
 export function lint(opts: PolicyCliOptions = {}): number {
   const out = opts.out ?? stdout;

@@ -16,6 +16,10 @@ program
     '-c, --config <path>',
     'config file (default: $SWITCHBOARD_CONFIG, else ./switchboard.yaml if present)',
   )
+  .addHelpText(
+    'after',
+    '\nRefuses to start when the policy does not compile (the policy lint lines) or no key is usable.',
+  )
   .option('--host <host>', 'listen address (overrides server.host and SWITCHBOARD_HOST)')
   .option('--port <port>', 'listen port (overrides server.port and SWITCHBOARD_PORT)')
   .option(
@@ -33,7 +37,9 @@ program
 
 program
   .command('doctor')
-  .description('check the config, the store, keys, channels and sources; exits 1 when something needs fixing')
+  .description(
+    'check the config, the policy (as policy lint), the store, keys, channels and sources; exits 1 when something needs fixing',
+  )
   .option('-c, --config <path>', 'config file')
   .action(async (opts) => (await import('./doctor.js')).run(opts));
 

@@ -1,5 +1,7 @@
 import { handleSignals, startServer } from '../server/serve.js';
+import { existsSync } from 'node:fs';
 import { loadCliConfig } from './context.js';
+import { lintConfigFile } from './policy.js';
 import { noKeysMessage, startupSummary, tallyKeys, usableKeyCount } from './startup.js';
 
 export interface ServeOptions {
@@ -20,6 +22,7 @@ export async function run(opts: ServeOptions, env: NodeJS.ProcessEnv = process.e
       throw new Error(`--port must be a port number, got ${opts.port}`);
     config.server.port = port;
   }
+  assertPolicyLints(loaded.source);
   const keys = tallyKeys(config.auth.keys, env);
   if (usableKeyCount(keys) === 0 && !opts.allowNoKeys) throw new Error(noKeysMessage(keys));
   const server = await startServer(config, { configSource: loaded.source });
@@ -30,4 +33,17 @@ export async function run(opts: ServeOptions, env: NodeJS.ProcessEnv = process.e
       .join('')}`,
   );
   handleSignals(server, config.server.shutdown_timeout_ms);
+}
+
+/**
+ * A policy that does not compile at start would leave the gateway never ready (`/readyz` 503) while
+ * it listens: stop instead, with the lint's lines. A broken edit while running keeps the serving revision.
+ */
+function assertPolicyLints(source: string): void {
+  if (!existsSync(source)) return; // built-in defaults: no rules
+  const lint = lintConfigFile(source);
+  if (lint.ok) return;
+  throw new Error(
+    `the policy does not compile, so the gateway would never be ready:\n${lint.lines.map((l) => `  ${l}`).join('\n')}\nfix it (switchboard policy lint) and start again`,
+  );
 }

@@ -170,6 +170,8 @@ function answerFor(r: VerdictReplies, v: Verdict, event: string): 'neutral' | 'e
   switch (v.kind) {
     case 'allow':
       return shaped(r.allow ?? 'neutral', v, event);
+    case 'pass':
+      return 'neutral';
     case 'ask':
       return r.ask ? shaped(r.ask, v, event) : deny();
     case 'defer':

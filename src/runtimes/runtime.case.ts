@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual as isEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { evaluate } from '../gate/evaluate.js';
 import type { Decision, NativeReply, RuntimeAdapter } from './runtime.js';
 
 /**
@@ -119,6 +120,14 @@ export function runtimeCase(adapter: RuntimeAdapter, options: RuntimeCaseOptions
         expect(broken).not.toEqual(adapter.reply(n, SAMPLE_DECISIONS.allow));
         const deferred = adapter.reply(n, SAMPLE_DECISIONS.defer);
         expect(deferred.stdout + deferred.stderr).toMatch(/defer/);
+      });
+
+      it(`says nothing on ${name} when read-only work goes on with no policy loaded`, () => {
+        // An explicit allow would skip the runtime's own permission dialog; the neutral reply keeps it.
+        const n = adapter.normalize(payload);
+        const noPolicy = evaluate(undefined, { tool: 'Read', input: {} });
+        expect(noPolicy).toMatchObject({ decision: 'allow', constraints: { policy_unavailable: true } });
+        expect(adapter.reply(n, noPolicy)).toEqual(adapter.neutralReply());
       });
 
       it(`exits 0 or 2 on ${name}, the only codes a blocking hook is documented to use`, () => {

@@ -181,6 +181,8 @@ export interface ReplyAbilities {
 
 export type Verdict =
   | { kind: 'allow'; reason: string }
+  /** No opinion: the runtime goes on as if no hook ran (its own permission dialog still applies). */
+  | { kind: 'pass'; reason: string }
   | { kind: 'deny'; reason: string }
   | { kind: 'ask'; reason: string }
   | { kind: 'defer'; reason: string }
@@ -190,6 +192,9 @@ export function verdictFor(d: Decision, original: Json | undefined, can: ReplyAb
   const reason = explain(d);
   switch (d.decision) {
     case 'allow':
+      // Read-only work that went on with no policy loaded: say nothing rather than an explicit allow
+      // that would skip the runtime's own dialog (docs/policy.md "No policy loaded").
+      if (d.constraints?.['policy_unavailable'] === true) return { kind: 'pass', reason };
       return { kind: 'allow', reason };
     case 'require_approval':
       return { kind: can.ask ? 'ask' : 'deny', reason };

@@ -145,6 +145,29 @@ describe('switchboard CLI', () => {
     ).toEqual([4, 5]);
   });
 
+  it('fails doctor and stops serve on a rule that does not compile, with the lint lines', () => {
+    const cwd = workdir();
+    writeFileSync(
+      join(cwd, 'switchboard.yaml'),
+      [
+        'auth:',
+        '  keys:',
+        '    - { name: ops, role: admin, key_env: SB_ADMIN_KEY }',
+        'rules:',
+        `  - { id: broken, when: 'tool == ', decision: deny, reason_code: NEVER }`,
+        '',
+      ].join('\n'),
+    );
+    const env = { SB_ADMIN_KEY: 'c'.repeat(24) };
+    const doctor = cli(['doctor'], cwd, env);
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toMatch(/^FAIL {2}policy: \S*switchboard\.yaml:5:\d+ rule broken: when: /m);
+    const serve = cli(['serve', '--port', '0'], cwd, env);
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toContain('the policy does not compile');
+    expect(serve.stderr).toMatch(/switchboard\.yaml:5:\d+ rule broken: when: /);
+  });
+
   it('refuses to serve with no usable key, saying how to get one', () => {
     const cwd = workdir();
     writeFileSync(
