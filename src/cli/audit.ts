@@ -1,8 +1,8 @@
 import { verifyChain } from '../log/verify.js';
-import { loadCliConfig, openCliStore } from './context.js';
+import { loadCliConfig, openExistingStore } from './context.js';
 
 export async function verify(opts: { config?: string }): Promise<void> {
-  const db = await openCliStore(loadCliConfig(opts));
+  const db = await openExistingStore(loadCliConfig(opts));
   try {
     const result = await verifyChain(db);
     if (result.ok) {

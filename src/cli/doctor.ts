@@ -4,7 +4,7 @@ import { judgeChannelUrls } from '../channels/targets.js';
 import { compileEgressPolicy } from '../egress/index.js';
 import { schemaVersion } from '../store/migrate.js';
 import { redactUrl } from '../store/open.js';
-import { loadCliConfig, openCliStore } from './context.js';
+import { loadCliConfig, openCliStore, sqlitePath } from './context.js';
 import { lintConfigFile } from './policy.js';
 
 /** Checks what can be checked without starting the server; prints one line per finding. */
@@ -31,15 +31,20 @@ export async function run(opts: { config?: string }): Promise<void> {
   const store = config.store.database_url
     ? `PostgreSQL ${redactUrl(config.store.database_url)}`
     : `SQLite in ${resolve(config.data_dir)}`;
-  try {
-    const db = await openCliStore(loaded);
+  const dbFile = sqlitePath(loaded);
+  // A doctor run in the wrong folder must not leave a new store behind there (as `events tail`).
+  if (dbFile && !existsSync(dbFile)) ok(`store: none yet at ${dbFile} (created on first start)`);
+  else {
     try {
-      ok(`store reachable: ${store}, schema version ${await schemaVersion(db)}`);
-    } finally {
-      await db.close();
+      const db = await openCliStore(loaded);
+      try {
+        ok(`store reachable: ${store}, schema version ${await schemaVersion(db)}`);
+      } finally {
+        await db.close();
+      }
+    } catch (err) {
+      bad(`store unreachable: ${store}: ${(err as Error).message}${causeOf(err)}`);
     }
-  } catch (err) {
-    bad(`store unreachable: ${store}: ${(err as Error).message}${causeOf(err)}`);
   }
 
   const vaultEnv = process.env[config.vault.key_env];

@@ -1,6 +1,6 @@
 import type { Envelope } from '../envelope/index.js';
 import { EventLog } from '../log/log.js';
-import { loadCliConfig, openCliStore } from './context.js';
+import { loadCliConfig, openExistingStore } from './context.js';
 import { truncate } from '../text/index.js';
 
 interface TailOptions {
@@ -18,7 +18,7 @@ export async function tail(opts: TailOptions): Promise<void> {
   const loaded = loadCliConfig(opts);
   const n = Number(opts.lines);
   if (!Number.isInteger(n) || n < 0) throw new Error(`--lines must be a whole number, got ${opts.lines}`);
-  const db = await openCliStore(loaded);
+  const db = await openExistingStore(loaded);
   const log = new EventLog(db, {
     tenant_id: loaded.config.tenant.id,
     environment: loaded.config.tenant.environment,

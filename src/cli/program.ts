@@ -46,14 +46,14 @@ program
 const audit = program.command('audit').description('the hash-chained event log');
 audit
   .command('verify')
-  .description('recompute the whole hash chain; names the first edited, deleted or reordered event')
+  .description('recompute the whole hash chain; names the first edited, deleted or reordered event (reads the gateway\'s store; never creates one)')
   .option('-c, --config <path>', 'config file')
   .action(async (opts) => (await import('./audit.js')).verify(opts));
 
 const events = program.command('events').description('read the event log');
 events
   .command('tail')
-  .description('print the newest events, and with --follow keep printing new ones')
+  .description('print the newest events, and with --follow keep printing new ones (reads the gateway\'s store: run it in the gateway\'s folder or pass -c; never creates one)')
   .option('-c, --config <path>', 'config file')
   .option('-n, --lines <n>', 'how many recent events to print first', '20')
   .option('-f, --follow', 'keep watching for new events')

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -66,7 +66,7 @@ describe('switchboard CLI', () => {
       SB_ADMIN_KEY: 'c'.repeat(24),
     };
     const r = cli(['doctor'], cwd, env);
-    expect(r.stdout).toContain('ok    store reachable: SQLite');
+    expect(r.stdout).toContain(`ok    store: none yet at ${join(cwd, '.switchboard', 'switchboard.db')}`);
     expect(r.code).toBe(0);
     const missing = cli(['doctor'], cwd);
     expect(missing.code).toBe(1);
@@ -143,6 +143,24 @@ describe('switchboard CLI', () => {
         .split('\n')
         .map((l) => JSON.parse(l).seq),
     ).toEqual([4, 5]);
+  });
+
+  it('never creates a store from a command that reads: events tail, audit verify and doctor say where they looked', () => {
+    const cwd = workdir();
+    for (const args of [
+      ['events', 'tail'],
+      ['audit', 'verify'],
+    ]) {
+      const r = cli(args, cwd);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr).toContain(
+        `no store at ${join(cwd, '.switchboard', 'switchboard.db')} (config: built-in defaults)`,
+      );
+      expect(r.stderr).toContain('SWITCHBOARD_DATA_DIR');
+      expect(r.stdout).not.toContain('chain intact');
+    }
+    cli(['doctor'], cwd);
+    expect(existsSync(join(cwd, '.switchboard'))).toBe(false);
   });
 
   it('fails doctor and stops serve on a rule that does not compile, with the lint lines', () => {
