@@ -98,8 +98,11 @@ export interface ApprovalService {
   ): Promise<{ pageUrl: string; approveUrl: string; rejectUrl: string }>;
   /** Sets (or, with undefined, clears) the re-check an approval runs before it grants a capability. */
   useRecheck?(check: PlanRecheck | undefined): void;
-  /** Pending approvals that expire within (after, until], soonest first: notify re-announces them. */
-  expiring?(after: number, until: number, limit: number): Promise<ExpiringApproval[]>;
+  /**
+   * Pending approvals that expire within (after, until], soonest first, and that were asked for longer
+   * than `minLifetimeMs` in all: notify re-announces them.
+   */
+  expiring?(after: number, until: number, limit: number, minLifetimeMs?: number): Promise<ExpiringApproval[]>;
 }
 
 /** What a reminder of a soon-expiring approval says, and the request event it is caused by. */

@@ -140,8 +140,15 @@ export class Approvals implements ApprovalService {
     return rows.map((r) => toRecord(r, now));
   }
 
-  async expiring(after: number, until: number, limit: number): Promise<ExpiringApproval[]> {
-    const rows = await this.s.db.query<ExpiringApproval>(q.selectExpiring(after, until, limit));
+  async expiring(
+    after: number,
+    until: number,
+    limit: number,
+    minLifetimeMs = 0,
+  ): Promise<ExpiringApproval[]> {
+    const rows = await this.s.db.query<ExpiringApproval>(
+      q.selectExpiring(after, until, limit, minLifetimeMs),
+    );
     return rows.map((r) => ({ ...r, expires_at: Number(r.expires_at) }));
   }
 

@@ -90,12 +90,13 @@ export function selectDue(now: number, limit: number): Sql {
 }
 
 /** Pending approvals that expire within (after, until], soonest first (the `approvals_state_expires` index). */
-export function selectExpiring(after: number, until: number, limit: number): Sql {
+export function selectExpiring(after: number, until: number, limit: number, minLifetimeMs: number): Sql {
   return {
     text: `SELECT id, action, reason, task_id, requested_by, request_event_id, expires_at FROM approvals
             WHERE state = 'pending' AND expires_at > $1 AND expires_at <= $2
+              AND expires_at - created_at > $4
             ORDER BY expires_at, id LIMIT $3`,
-    values: [after, until, limit],
+    values: [after, until, limit, minLifetimeMs],
   };
 }
 

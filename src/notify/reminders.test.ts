@@ -91,7 +91,8 @@ describe.each(await dialects())('approval reminders on %s', (dialect) => {
 
   it('follows notify.reannounce_before_seconds, and 0 turns reminders off', async () => {
     const { seen } = await start({ reannounce_before_seconds: 600, locale: 'zh' });
-    await pending('apr_01JABCDEFGHJKMNPQRSTVWXY03', T0 + 9 * MIN);
+    await pending('apr_01JABCDEFGHJKMNPQRSTVWXY03', T0 + 15 * MIN);
+    clock = T0 + 6 * MIN;
     expect(await notify.remindDue()).toBe(1);
     expect(String(seen[0]?.message.summary)).toContain('提醒：9 分钟后过期');
     await t!.cleanup();
@@ -103,9 +104,21 @@ describe.each(await dialects())('approval reminders on %s', (dialect) => {
 
   it('sends one reminder when two passes race for the same approval', async () => {
     const { seen } = await start();
+    clock = T0 - 10 * MIN; // asked ten minutes ago, expires in one
     await pending('apr_01JABCDEFGHJKMNPQRSTVWXY05', T0 + MIN);
+    clock = T0;
     const counts = await Promise.all([notify.remindDue(), notify.remindDue()]);
     expect(counts.reduce((a, b) => a + b, 0)).toBe(1);
     expect(seen).toHaveLength(1);
+  });
+
+  it('never re-announces an approval that lives no longer than the re-announce window', async () => {
+    const { seen } = await start();
+    // A permission prompt held 5 s on the phone: announced once, and it must not buzz again.
+    await pending('apr_01JABCDEFGHJKMNPQRSTVWXY06', T0 + 5_000);
+    await pending('apr_01JABCDEFGHJKMNPQRSTVWXY07', T0 + 120_000);
+    clock = T0 + 1_000;
+    expect(await notify.remindDue()).toBe(0);
+    expect(seen).toEqual([]);
   });
 });

@@ -26,11 +26,10 @@ export async function remindExpiring(services: NotifyDeps, n: Notifier, cfg: Not
     (await services.db.query<{ approval_id: string }>(q.remindedApprovals(now))).map((r) => r.approval_id),
   );
   // Asking for as many more as were reminded already leaves a full batch once those are skipped.
-  const expiring = await approvals.expiring(
-    now,
-    now + cfg.reannounce_before_seconds * 1000,
-    REMINDER_BATCH + reminded.size,
-  );
+  // An approval that lives no longer than the window (a 5 s phone hold, say) would be re-announced
+  // right after its first announcement: it gets none.
+  const window = cfg.reannounce_before_seconds * 1000;
+  const expiring = await approvals.expiring(now, now + window, REMINDER_BATCH + reminded.size, window);
   const rows = expiring.filter((a) => !reminded.has(a.id)).slice(0, REMINDER_BATCH);
   let sent = 0;
   for (const row of rows) {

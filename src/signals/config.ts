@@ -79,7 +79,7 @@ export const signalsConfigSchema = z.strictObject({
   permissions: z
     .strictObject({
       to_phone: z.boolean().default(true),
-      /** Also capped at 0.8 × the runtime's hook timeout and by the bridge's deadline. */
+      /** Also capped at the runtime's longest hold (`runtimeHoldMs`) and by the bridge's deadline. */
       wait_seconds: z.number().int().min(1).max(3600).default(300),
     })
     .prefault({}),

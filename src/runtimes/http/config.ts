@@ -6,11 +6,12 @@ import { z } from 'zod';
  */
 export const hooksConfigSchema = z.strictObject({
   /**
-   * How long a hook that needs an approval is held open, waiting for a person. 50 s keeps the whole
-   * round trip under the 60 s hook timeout of Hermes and Gemini CLI; the route never holds longer than
-   * 0.8 × the runtime's own timeout either way.
+   * How long a hook that needs an approval is held open, waiting for a person. Unset (the default):
+   * as long as the runtime allows, minus a margin (`runtimeHoldMs`: 590 s for Claude Code and Codex),
+   * because someone away from the desk needs minutes, not seconds. Set: at most this, still capped by
+   * the runtime. 0 answers at once.
    */
-  approval_wait_seconds: z.number().int().min(0).max(3600).default(50),
+  approval_wait_seconds: z.number().int().min(0).max(3600).optional(),
 });
 
 export type HooksConfig = z.infer<typeof hooksConfigSchema>;

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ApprovalView } from '../../approvals/port.js';
-import { afterWait } from './decision.js';
+import { RUNTIMES } from '../index.js';
+import type { RuntimeKind } from '../runtime.js';
+import { afterWait, holdMs } from './decision.js';
 
 const held = {
   decision: 'require_approval' as const,
@@ -48,5 +50,25 @@ describe('a held approval’s outcome', () => {
     expect(afterWait(held, view({ state: 'pending' }))).toBe(held);
     expect(afterWait(held, view({ state: 'rejected' })).decision).toBe('deny');
     expect(afterWait(held, view({ state: 'expired' })).reason_code).toBe('APPROVAL_EXPIRED');
+  });
+});
+
+describe('how long a hook is held for an approval', () => {
+  const runtime = (kind: RuntimeKind) => RUNTIMES[kind];
+
+  it('holds as long as each runtime allows, minus a margin, when no wait is configured', () => {
+    expect(holdMs(runtime('claude-code'), undefined)).toBe(590_000);
+    expect(holdMs(runtime('codex'), undefined)).toBe(590_000);
+    expect(holdMs(runtime('gemini-cli'), undefined)).toBe(50_000);
+    expect(holdMs(runtime('hermes'), undefined)).toBe(50_000);
+    expect(holdMs(runtime('openclaw'), undefined)).toBe(9_600);
+    expect(holdMs(runtime('cursor'), undefined)).toBe(0);
+  });
+
+  it('holds a configured wait when it is shorter, and never past the runtime or the bridge', () => {
+    expect(holdMs(runtime('claude-code'), 120)).toBe(120_000);
+    expect(holdMs(runtime('hermes'), 3600)).toBe(50_000);
+    expect(holdMs(runtime('claude-code'), undefined, 590_000)).toBe(588_000);
+    expect(holdMs(runtime('claude-code'), 0)).toBe(0);
   });
 });

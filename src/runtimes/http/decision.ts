@@ -4,19 +4,38 @@ import type { Decision, RuntimeAdapter } from '../runtime.js';
 
 /** Pure rules of the hook route: how long to hold an approval, and what its outcome means. */
 
-/** Below the runtime's own timeout, so the runtime hears the answer rather than timing out. */
-export const HOLD_SHARE_OF_RUNTIME_TIMEOUT = 0.8;
+/**
+ * Kept back from the runtime's own hook timeout, so the runtime hears the answer rather than timing
+ * out: 10 s, or a fifth of a short timeout (OpenClaw's 12 s). The default hold is the rest: Claude
+ * Code and Codex 590 s, Gemini CLI and Hermes 50 s, OpenClaw 9.6 s (docs/runtimes.md, "How long a hook
+ * is held").
+ */
+export const HOLD_MARGIN_MS = 10_000;
+export const HOLD_MARGIN_SHARE = 0.2;
 
 /** Time kept back from the bridge's deadline for the reply to travel and be written. */
 export const BRIDGE_DEADLINE_MARGIN_MS = 2_000;
 
+/** The longest a hook of this runtime can be held; 0 where the runtime documents no timeout (Cursor). */
+export function runtimeHoldMs(adapter: RuntimeAdapter): number {
+  const timeout = adapter.defaultTimeoutMs;
+  if (timeout === null) return 0;
+  return timeout - Math.min(HOLD_MARGIN_MS, HOLD_MARGIN_SHARE * timeout);
+}
+
 /**
- * How long to hold a `require_approval`. A runtime whose timeout is undocumented (Cursor) is not held:
- * guessing too long would let it decide on its own, so it gets the native ask or the deny at once.
+ * How long to hold a `require_approval`: as long as the runtime allows, or `waitSeconds` when that is
+ * set and shorter, and never past the bridge's deadline. A runtime whose timeout is undocumented
+ * (Cursor) is not held: guessing too long would let it decide on its own, so it gets the native ask or
+ * the deny at once.
  */
-export function holdMs(adapter: RuntimeAdapter, waitSeconds: number, bridgeDeadlineMs?: number): number {
-  if (adapter.defaultTimeoutMs === null) return 0;
-  let ms = Math.min(waitSeconds * 1000, HOLD_SHARE_OF_RUNTIME_TIMEOUT * adapter.defaultTimeoutMs);
+export function holdMs(
+  adapter: RuntimeAdapter,
+  waitSeconds: number | undefined,
+  bridgeDeadlineMs?: number,
+): number {
+  let ms = runtimeHoldMs(adapter);
+  if (waitSeconds !== undefined) ms = Math.min(ms, waitSeconds * 1000);
   if (bridgeDeadlineMs !== undefined) ms = Math.min(ms, bridgeDeadlineMs - BRIDGE_DEADLINE_MARGIN_MS);
   return Math.max(0, Math.floor(ms));
 }

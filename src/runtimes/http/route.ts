@@ -143,7 +143,7 @@ function recorder(
 }
 
 interface DecideOptions {
-  waitSeconds: number;
+  waitSeconds: number | undefined;
   /** The hook's raw body: context for a prompt taken to the phone. */
   bytes: Uint8Array;
   bridgeDeadlineMs?: number;
@@ -226,7 +226,7 @@ async function toPhone(
       principal,
       cause,
       raw: rawOf(opts.bytes),
-      maxHoldMs: holdMs(adapter, Number.POSITIVE_INFINITY, opts.bridgeDeadlineMs),
+      maxHoldMs: holdMs(adapter, undefined, opts.bridgeDeadlineMs),
     });
     if (!escalated) return null;
     const view = await approvals.wait(escalated.approval_id, escalated.hold_ms, opts.signal);
