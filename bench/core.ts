@@ -149,7 +149,7 @@ export async function benchIdleMemory(): Promise<string[]> {
     const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
     return [
       'core: idle server memory',
-      line('RSS of idle `switchboard serve` (SQLite)', `${fmt(kb / 1024, 1)} MB`, 'target < 120 MB'),
+      line('RSS of idle `switchboard serve` (SQLite)', `${fmt(kb / 1024, 1)} MB`, 'goal < 80 MB (issue 13)'),
     ];
   } finally {
     child.kill('SIGKILL');

@@ -1,4 +1,7 @@
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { createRequire } from 'node:module';
+
+type CountTokens = (text: string) => number;
+let countTokens: CountTokens | undefined;
 
 /**
  * Token counts for context processing: gpt-tokenizer's `o200k_base`, the encoding of GPT-4o (the
@@ -8,5 +11,11 @@ import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
  * some percent; the ratio before/after, which is what the event records, moves far less.
  */
 export function tokenCount(text: string): number {
-  return text.length === 0 ? 0 : countTokens(text);
+  if (text.length === 0) return 0;
+  // Loaded on the first count: the encoding's ranks cost ~65 MB of resident memory, which a gateway
+  // whose agents never touch a tool should not carry.
+  countTokens ??= (
+    createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as { countTokens: CountTokens }
+  ).countTokens;
+  return countTokens(text);
 }

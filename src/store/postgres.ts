@@ -1,9 +1,21 @@
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import { classifyStoreError } from './errors.js';
 import { type Db, type DbStats, type Row, runHooks, type Sql, writes } from './port.js';
 
-// BIGINT (int8) columns hold epoch milliseconds and counters, all far below 2^53: read them as numbers.
-pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+let driver: typeof pg | undefined;
+/**
+ * The `pg` driver, loaded on first use: a gateway on the embedded SQLite never pays its ~15 MB of
+ * resident memory. `pg` is CommonJS, so a synchronous require keeps the constructors synchronous.
+ */
+export function pgDriver(): typeof pg {
+  if (!driver) {
+    driver = createRequire(import.meta.url)('pg') as typeof pg;
+    // BIGINT (int8) columns hold epoch milliseconds and counters, all far below 2^53: read them as numbers.
+    driver.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+  }
+  return driver;
+}
 
 export interface PostgresOptions {
   url: string;
@@ -26,7 +38,7 @@ export class PostgresDb implements Db {
 
   constructor(opts: PostgresOptions) {
     this.schema = opts.schema;
-    this.pool = new pg.Pool({
+    this.pool = new (pgDriver().Pool)({
       connectionString: opts.url,
       max: opts.max ?? 10,
       connectionTimeoutMillis: opts.connectionTimeoutMs ?? 5000,
@@ -40,7 +52,7 @@ export class PostgresDb implements Db {
   async open(): Promise<this> {
     try {
       if (this.schema) {
-        const admin = new pg.Client({ connectionString: this.pool.options.connectionString });
+        const admin = new (pgDriver().Client)({ connectionString: this.pool.options.connectionString });
         await admin.connect();
         try {
           await admin.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(this.schema)}`);

@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from '../../store/postgres.js';
 import type { Permission } from '../config.js';
 import { TouchFailure } from '../protocol.js';
 import { bindValue, type SqlTemplate } from './sql-params.js';
@@ -97,7 +98,11 @@ export function postgresBackend(
   permission: Permission,
   concurrency: number,
 ): Backend {
-  const pool = new pg.Pool({ connectionString: url, max: concurrency, connectionTimeoutMillis: 5000 });
+  const pool = new (pgDriver().Pool)({
+    connectionString: url,
+    max: concurrency,
+    connectionTimeoutMillis: 5000,
+  });
   // An idle connection that loses its server must not crash the gateway; the next call reports it.
   pool.on('error', () => {});
   const readOnly = permission === 'read';
