@@ -117,5 +117,11 @@ export interface ExpiringApproval {
   expires_at: number;
 }
 
+/**
+ * How long an `ask_approval`'s fields may be, in characters: one fact for `POST /v1/approvals`, `/mcp`
+ * and `switchboard mcp`, so a model sees the same caps in the tool schema that HTTP enforces.
+ */
+export const ASK_LIMITS = { action: 500, reason: 4000, payload_json: 256 * 1024 } as const;
+
 /** Approvals (src/approvals/module.ts provides it). */
 export const approvalsPort = port<ApprovalService>('approvals');

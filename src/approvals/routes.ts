@@ -5,17 +5,15 @@ import { requireRole } from '../kernel/auth.js';
 import { readJson } from '../kernel/body.js';
 import type { App, Services } from '../kernel/module.js';
 import type { ApprovalRecord } from './view.js';
+import { ASK_LIMITS } from './port.js';
 import type { Approvals } from './service.js';
 import { prefix } from '../text/index.js';
 
 /** `ask_approval` of CONTRACT.md, plus what the plan needs; unknown fields are a 400. */
 export const askSchema = z.strictObject({
-  action: z.string().min(1).max(500),
-  reason: z.string().min(1).max(4000),
-  payload_json: z
-    .string()
-    .max(256 * 1024)
-    .default('{}'),
+  action: z.string().min(1).max(ASK_LIMITS.action),
+  reason: z.string().min(1).max(ASK_LIMITS.reason),
+  payload_json: z.string().max(ASK_LIMITS.payload_json).default('{}'),
   tool: z.string().min(1).max(200).optional(),
   resource: z.string().min(1).max(2000).optional(),
   task_id: z.string().min(1).max(100).optional(),

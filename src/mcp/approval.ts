@@ -24,14 +24,19 @@ export function parsePayload(json: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-export function outcomeOf(view: ApprovalView | undefined, id: string): ApprovalOutcome {
+export function outcomeOf(
+  view: Pick<ApprovalView, 'state' | 'capability' | 'comment'> | undefined,
+  id: string,
+): ApprovalOutcome {
+  const comment = view?.comment ? { comment: view.comment } : {};
   if (view?.state === 'approved')
     return {
       outcome: 'approved',
       approval_id: id,
       ...(view.capability ? { capability: view.capability } : {}),
+      ...comment,
     };
-  if (view?.state === 'rejected') return { outcome: 'rejected', approval_id: id };
+  if (view?.state === 'rejected') return { outcome: 'rejected', approval_id: id, ...comment };
   return { outcome: 'timeout', approval_id: id };
 }
 

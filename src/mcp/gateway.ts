@@ -3,6 +3,7 @@ import type { AskApprovalArgs, ReportProgressArgs } from '../notify/schema.js';
 import type { ProgressResult } from '../notify/port.js';
 import type { ToolListing, TouchResponse } from '../reach/protocol.js';
 import type { ApprovalOutcome, ProgressSink } from './tools.js';
+import { outcomeOf } from './approval.js';
 
 /**
  * The gateway as `switchboard mcp` and `switchboard notify` reach it: `SWITCHBOARD_URL` with
@@ -36,6 +37,7 @@ interface ApprovalAnswer {
   status?: string;
   state?: string;
   capability?: { id: string; expires_at: string; token: string };
+  comment?: string | null;
 }
 
 export class Gateway {
@@ -152,13 +154,9 @@ export class Gateway {
     const id = a.id;
     for (;;) {
       const state = a.state ?? a.status;
-      if (state === 'approved')
-        return {
-          outcome: 'approved',
-          approval_id: id,
-          ...(a.capability ? { capability: a.capability } : {}),
-        };
-      if (state === 'rejected') return { outcome: 'rejected', approval_id: id };
+      if (state === 'approved' || state === 'rejected') {
+        return outcomeOf({ state, capability: a.capability, comment: a.comment ?? null }, id);
+      }
       if (state !== 'pending' || signal.aborted) return { outcome: 'timeout', approval_id: id };
       await progress(`still waiting for a decision on ${id}`);
       const started = Date.now();

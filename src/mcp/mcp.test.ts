@@ -48,9 +48,9 @@ async function startGateway(store: TestStore): Promise<Gateway> {
 const ASK_APPROVAL_SCHEMA = {
   type: 'object',
   properties: {
-    action: { type: 'string', minLength: 1, description: expect.any(String) },
-    reason: { type: 'string', minLength: 1, description: expect.any(String) },
-    payload_json: { type: 'string', default: '{}', description: expect.any(String) },
+    action: { type: 'string', minLength: 1, maxLength: 500, description: expect.any(String) },
+    reason: { type: 'string', minLength: 1, maxLength: 4000, description: expect.any(String) },
+    payload_json: { type: 'string', maxLength: 262144, default: '{}', description: expect.any(String) },
   },
   required: ['action', 'reason'],
   additionalProperties: false,
@@ -80,14 +80,18 @@ async function until<T>(fn: () => T | undefined, ms = 5000): Promise<T> {
 }
 
 /** Decides the approval announced on the phone, as a person pressing the button would (a second request). */
-async function decideAnnounced(g: Gateway, decision: 'approve' | 'reject'): Promise<string> {
+async function decideAnnounced(
+  g: Gateway,
+  decision: 'approve' | 'reject',
+  comment?: string,
+): Promise<string> {
   const announced = await until(() => g.seen.find((s) => s.message.kind === 'approval'));
   const actions = announced.message.actions as { approvalId: string; approveUrl: string };
   expect(actions.approveUrl).toMatch(/^https:\/\/switchboard\.example\/a\//);
   const res = await fetch(`${g.server.url}/v1/approvals/${actions.approvalId}/decision`, {
     method: 'POST',
     headers: { authorization: `Bearer ${KEYS.approver}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ decision }),
+    body: JSON.stringify({ decision, ...(comment ? { comment } : {}) }),
   });
   expect(res.status).toBe(200);
   return actions.approvalId;
@@ -177,6 +181,47 @@ describe.each(await dialects())('MCP over Streamable HTTP at /mcp on %s', (diale
     });
     expect(result.isError).toBe(true);
   });
+
+  it('returns the approver comment with a reject', async () => {
+    g.seen.length = 0;
+    const call = client.callTool({
+      name: 'ask_approval',
+      arguments: { action: 'force push main', reason: 'history cleanup' },
+    });
+    const id = await decideAnnounced(g, 'reject', 'open a PR instead');
+    expect((await call).structuredContent).toEqual({
+      outcome: 'rejected',
+      approval_id: id,
+      comment: 'open a PR instead',
+    });
+  });
+
+  it.each([
+    ['an action over 500 characters', { action: 'x'.repeat(501), reason: 'y' }],
+    ['a reason over 4000 characters', { action: 'x', reason: 'y'.repeat(4001) }],
+    ['a payload that is an array', { action: 'x', reason: 'y', payload_json: '[1]' }],
+    ['a payload that is a string', { action: 'x', reason: 'y', payload_json: '"prod"' }],
+  ])('refuses %s in the schema and asks nobody', async (_name, args) => {
+    g.seen.length = 0;
+    const result = await client.callTool({ name: 'ask_approval', arguments: args });
+    expect(result.isError).toBe(true);
+    expect(JSON.stringify(result.content)).toMatch(/action|reason|payload_json/);
+    expect(g.seen).toEqual([]);
+  });
+
+  it('gives the model instructions and annotates both tools', async () => {
+    expect(client.getInstructions()).toContain('ask_approval');
+    expect(client.getInstructions()).toContain('report_progress');
+    const { tools } = await client.listTools();
+    for (const name of ['report_progress', 'ask_approval']) {
+      expect(tools.find((t) => t.name === name)?.annotations).toMatchObject({
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: true,
+      });
+    }
+  });
 });
 
 /** `switchboard mcp` as a runtime launches it; main.ts may not declare the command yet, so run() is imported directly then. */
@@ -252,5 +297,21 @@ describe('switchboard mcp over stdio', () => {
     );
     const id = await decideAnnounced(g, 'approve');
     expect((await call).structuredContent).toMatchObject({ outcome: 'approved', approval_id: id });
+  }, 30_000);
+
+  it('returns the approver comment with a reject, and gives the same instructions', async () => {
+    g.seen.length = 0;
+    const call = client.callTool(
+      { name: 'ask_approval', arguments: { action: 'drop the cache', reason: 'stale' } },
+      undefined,
+      { onprogress: () => {}, resetTimeoutOnProgress: true, timeout: 30_000 },
+    );
+    const id = await decideAnnounced(g, 'reject', 'not during the sale');
+    expect((await call).structuredContent).toEqual({
+      outcome: 'rejected',
+      approval_id: id,
+      comment: 'not during the sale',
+    });
+    expect(client.getInstructions()).toContain('ask_approval');
   }, 30_000);
 });

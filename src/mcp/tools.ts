@@ -21,6 +21,8 @@ export interface ApprovalOutcome {
   outcome: 'approved' | 'rejected' | 'timeout';
   approval_id: string;
   capability?: { id: string; expires_at: string; token: string };
+  /** What the approver wrote with the decision: on a reject, what to do differently. */
+  comment?: string;
 }
 
 /** Sends one MCP progress notification (a no-op when the caller gave no progress token). */
@@ -43,6 +45,35 @@ export interface ExtraTools {
 }
 
 export const SERVER_INFO = { name: 'switchboard', version: '0.1.0' };
+
+/**
+ * What a model reads about this server before its first call (`initialize` → `instructions`): when to
+ * use each tool, and that recipients are not its to choose.
+ */
+export const SERVER_INSTRUCTIONS = [
+  "Switchboard connects you to this task's owner, who may be away from the desk.",
+  'Call report_progress when something matters to them: started on a long job, blocked, failed, done (with a link to the result).',
+  'Routine progress is merged into digests and the rate is limited, so report news, not every step.',
+  'Call ask_approval before an action a person must allow (a deploy, a deletion, spending money): describe it in action, say why in reason, put the exact plan in payload_json as a JSON object, and wait for the outcome.',
+  'On rejected, read the comment: it says what the approver wants instead. On timeout, do not go ahead; ask again later or stop.',
+  "Neither tool takes a recipient: who is told, and where, comes from the gateway's configuration.",
+].join('\n');
+
+/** Tool annotations (MCP hints for clients; not a security boundary). Both tools reach a person. */
+const REPORT_PROGRESS_ANNOTATIONS = {
+  title: 'Report progress to the owner',
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+} as const;
+const ASK_APPROVAL_ANNOTATIONS = {
+  title: 'Ask a person for approval',
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+} as const;
 
 /**
  * A registry tool's schema for the SDK: a zod object that lets every argument through (reach checks
@@ -98,10 +129,17 @@ export function buildMcpServer(
   h: ToolHandlers,
   opts: { echo?: boolean; extra?: ExtraTools } = {},
 ): McpServer {
-  const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
+  const server = new McpServer(SERVER_INFO, {
+    capabilities: { tools: {} },
+    instructions: SERVER_INSTRUCTIONS,
+  });
   server.registerTool(
     'report_progress',
-    { description: REPORT_PROGRESS_DESCRIPTION, inputSchema: reportProgressSchema },
+    {
+      description: REPORT_PROGRESS_DESCRIPTION,
+      inputSchema: reportProgressSchema,
+      annotations: REPORT_PROGRESS_ANNOTATIONS,
+    },
     async (args) => {
       try {
         return ok(await h.reportProgress(args));
@@ -112,7 +150,11 @@ export function buildMcpServer(
   );
   server.registerTool(
     'ask_approval',
-    { description: ASK_APPROVAL_DESCRIPTION, inputSchema: askApprovalSchema },
+    {
+      description: ASK_APPROVAL_DESCRIPTION,
+      inputSchema: askApprovalSchema,
+      annotations: ASK_APPROVAL_ANNOTATIONS,
+    },
     async (args, extra) => {
       const token = extra._meta?.progressToken;
       let step = 0;
