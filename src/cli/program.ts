@@ -219,7 +219,9 @@ program
   .option('--severity <level>', 'info|warn|critical')
   .action(async (opts) => (await import('./notify.js')).run(opts));
 
-const policyCmd = program.command('policy').description('check and try the gate policy offline');
+const policyCmd = program
+  .command('policy')
+  .description('check and try the gate policy (lint and test offline, shadow on the gateway)');
 policyCmd
   .command('lint')
   .description(
@@ -233,6 +235,16 @@ policyCmd
   .option('-c, --config <path>', 'config file')
   .option('--expect <decision>', 'exit 1 unless the decision is this one')
   .action(async (f, o) => (await import('./policy.js')).runTest(f, o));
+policyCmd
+  .command('shadow <draft>')
+  .description(
+    "re-decide the gateway's recorded intents under a draft policy file and list what would change (SWITCHBOARD_URL, admin SWITCHBOARD_KEY); nothing is written",
+  )
+  .option('--since <window>', 'how far back: 7d, 24h, 30m or an ISO 8601 time', '7d')
+  .option('--limit <n>', 'at most this many intents, the newest of the window (default 100000)')
+  .option('--json', 'the report as JSON')
+  .option('--url <url>', 'gateway URL')
+  .action(async (f, o) => (await import('./shadow.js')).runShadow(f, o));
 
 const incidents = program
   .command('incidents')

@@ -57,6 +57,11 @@ export interface GateIntent {
   kind?: ToolKind;
   /** The kind's canonical args (`command`, `path`, `url`, …); the gate derives `argv`, `commands`, `host`. */
   args?: ToolArgs;
+  /**
+   * The intent brings outside content into the session (a reach tool declared `untrusted: true`, an
+   * A2A message): from here on `session.untrusted` is true. Web fetches and searches count without it.
+   */
+  untrusted?: boolean;
 }
 
 export interface GateContext {
@@ -101,6 +106,42 @@ export interface Simulation {
   risk: string | null;
 }
 
+/** What a draft policy is run over (`POST /v1/policy/shadow`, `switchboard policy shadow`). */
+export interface ShadowRequest {
+  /** The draft: a config file's `rules:` and `gate:`, or a policy file's `rules:` (no `policy_files`). */
+  policyYaml: string;
+  /** The window: `7d`, `24h`, `30m`, or an ISO 8601 time; default 7 days back. */
+  since?: string;
+  /** At most this many intents, the newest of the window; default 100,000. */
+  limit?: number;
+}
+
+/** One recorded intent the draft decides differently. */
+export interface ShadowChange {
+  /** The `agent.tool.requested` event of the intent. */
+  event_id: string;
+  runtime: string;
+  kind: string;
+  tool: string;
+  /** The tool and its command, path or URL, cut short (as an approver reads it). */
+  summary: string;
+  /** The decision recorded then, and the draft's. */
+  before: string;
+  after: string;
+  /** The draft rule that decided, or null (no rule matched, or the gate's own reason). */
+  rule: string | null;
+}
+
+/** A shadow run's answer; nothing was written anywhere to get it. */
+export interface ShadowReport {
+  /** Recorded intents re-decided (one whose payload has left the vault cannot be, and is not counted). */
+  evaluated: number;
+  /** Oldest first. */
+  changed: ShadowChange[];
+  /** `"allow→deny": n`, one key per kind of change. */
+  counts: Record<string, number>;
+}
+
 export interface GateService {
   evaluate(intent: GateIntent, ctx: GateContext): Promise<GateDecision>;
   /**
@@ -116,6 +157,11 @@ export interface GateService {
    * capability (the console's simulator).
    */
   simulate?(intent: GateIntent, principal: Principal): Promise<Simulation>;
+  /**
+   * Re-decides the recorded intents of a window under a draft policy, each with the history it had,
+   * and reports what would change. Throws `validation_failed` (details: the lint lines) for a broken draft.
+   */
+  shadow?(req: ShadowRequest): Promise<ShadowReport>;
 }
 
 /**

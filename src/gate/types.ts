@@ -25,6 +25,8 @@ export interface Intent {
   kind?: ToolKind;
   /** The kind's canonical args as the adapter read them; the gate completes them (args.ts). */
   args?: ToolArgs;
+  /** The caller says the intent brings outside content in (GateIntent.untrusted). */
+  untrusted?: boolean;
 }
 
 /** One earlier intent of the session (or task), as CEL's `history` lists it, newest last. */

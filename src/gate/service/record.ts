@@ -1,6 +1,7 @@
 import type { Envelope, EnvelopeInput } from '../../envelope/index.js';
 import { causedBy as causedByEvent } from '../../envelope/index.js';
-import type { GateDecision } from '../../gate/port.js';
+import type { GateDecision, GateIntent } from '../../gate/port.js';
+import { truncate } from '../../text/index.js';
 import type { Trace } from '../evaluate.js';
 
 /** What the log says about one evaluation; the raw input is in the vault, never in a summary. */
@@ -103,4 +104,17 @@ export function decisionEvents(
 function changedKeys(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   return [...keys].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
+}
+
+/** The approver reads `action`; a command longer than this is cut (the full plan is in the approval). */
+const ACTION_PREVIEW_CHARS = 200;
+
+/** What the approver reads first: the tool, and the command or path when the input has one. */
+export function actionText(intent: GateIntent): string {
+  const input = intent.input;
+  const detail = [input['command'], input['file_path'], input['url']].find((v) => typeof v === 'string');
+  const head = intent.action ? `${intent.tool} ${intent.action}` : intent.tool;
+  const target = intent.resource ? ` on ${intent.resource}` : '';
+  const text = typeof detail === 'string' ? `${head}${target}: ${detail}` : `${head}${target}`;
+  return truncate(text, ACTION_PREVIEW_CHARS);
 }

@@ -13,6 +13,7 @@ import type { CapabilitySigner } from '../types.js';
 import type { PolicyHolder } from './holder.js';
 import type { IncidentStore } from './incidents-store.js';
 import type { Gate } from './service.js';
+import { SHADOW_MAX_LIMIT } from './shadow.js';
 
 const jsonObject = z.record(z.string(), z.unknown());
 const taskId = z.string().refine((v) => parseId('task', v) !== undefined, 'not a task id (tsk_…)');
@@ -44,6 +45,13 @@ export const verifyBodySchema = z.strictObject({
   expect: z
     .strictObject({ tenant: z.string().min(1).max(200).optional(), task: taskId.nullable().optional() })
     .optional(),
+});
+
+/** `POST /v1/policy/shadow`: a draft policy's text and the window of recorded intents to run it over. */
+export const shadowBodySchema = z.strictObject({
+  policy_yaml: z.string().min(1),
+  since: z.string().min(1).max(40).optional(),
+  limit: z.number().int().min(1).max(SHADOW_MAX_LIMIT).optional(),
 });
 
 export interface GateRouteDeps {
@@ -112,4 +120,16 @@ export function gateRoutes(app: App, s: GateDeps, d: GateRouteDeps): void {
   });
 
   app.get('/v1/policy', requireRole(s.keys, 'admin'), (c) => c.json(d.holder.status()));
+
+  // A POST although it writes nothing: the draft is a body, and may be larger than a URL carries.
+  app.post('/v1/policy/shadow', requireRole(s.keys, 'admin'), async (c) => {
+    const body = await readJson(c, shadowBodySchema, s.config.server.body_limit_bytes);
+    return c.json(
+      await d.gate().shadow({
+        policyYaml: body.policy_yaml,
+        ...(body.since !== undefined ? { since: body.since } : {}),
+        ...(body.limit !== undefined ? { limit: body.limit } : {}),
+      }),
+    );
+  });
 }

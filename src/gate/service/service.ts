@@ -10,6 +10,8 @@ import {
   type GateService,
   type IntentReader,
   type PolicyView,
+  type ShadowReport,
+  type ShadowRequest,
   type Simulation,
 } from '../../gate/port.js';
 import type { Db } from '../../store/port.js';
@@ -18,12 +20,10 @@ import { DEFAULT_EVENT_TYPE, type Evaluation, evaluateWithTrace } from '../evalu
 import type { CapabilitySigner, GateContext as EngineContext, Intent, TaskFacts } from '../types.js';
 import type { PolicyHolder } from './holder.js';
 import type { IncidentStore } from './incidents-store.js';
-import { decisionEvents } from './record.js';
-import { truncate } from '../../text/index.js';
+import { actionText, decisionEvents } from './record.js';
+import { compileDraft, runShadow } from './shadow.js';
 
 const DAY_MS = 86_400_000;
-/** The approver reads `action`; a command longer than this is cut (the full plan is in the approval). */
-const ACTION_PREVIEW_CHARS = 200;
 
 export interface GateDeps {
   s: ModuleDeps;
@@ -67,6 +67,17 @@ export class Gate implements GateService {
     return { revision: status.revision, loaded_at: status.loaded_at, last_error: status.last_error, rules };
   }
 
+  /** A draft policy over the recorded intents of a window (service/shadow.ts); reads only. */
+  shadow(req: ShadowRequest): Promise<ShadowReport> {
+    const { s } = this.d;
+    const draft = compileDraft(req.policyYaml);
+    return runShadow(
+      { log: s.log, vault: s.vault, intents: this.d.intents, tenant: s.config.tenant.id, now: s.now },
+      draft,
+      req,
+    );
+  }
+
   /** The facts `run` gathers, and the pure evaluation; without a signer no capability is minted. */
   async simulate(asked: GateIntent, principal: Principal): Promise<Simulation> {
     const classified =
@@ -104,6 +115,7 @@ export class Gate implements GateService {
       event_type: intent.event_type ?? ctx.cause?.type ?? DEFAULT_EVENT_TYPE,
       kind: intent.kind ?? 'other',
       ...(intent.args ? { args: intent.args } : {}),
+      ...(intent.untrusted ? { untrusted: true } : {}),
     };
     const engineCtx: EngineContext = {
       now,
@@ -215,11 +227,15 @@ export class Gate implements GateService {
     const stored =
       cause?.payload_ref && cause.payload_digest
         ? { ref: cause.payload_ref, digest: cause.payload_digest }
-        : await this.seal(tx, {
+        : // Kind, args and the untrusted mark too, so a shadow run re-decides the intent as it was asked.
+          await this.seal(tx, {
             tool: intent.tool,
             action: intent.action,
             resource: intent.resource,
             input: intent.input,
+            kind: intent.kind ?? 'other',
+            ...(intent.args ? { args: intent.args } : {}),
+            ...(intent.untrusted ? { untrusted: true } : {}),
           });
     const input: EnvelopeInput = {
       type: 'agent.tool.requested',
@@ -310,16 +326,6 @@ export class Gate implements GateService {
       db: tx,
     });
   }
-}
-
-/** What the approver reads first: the tool, and the command or path when the input has one. */
-export function actionText(intent: GateIntent): string {
-  const input = intent.input;
-  const detail = [input['command'], input['file_path'], input['url']].find((v) => typeof v === 'string');
-  const head = intent.action ? `${intent.tool} ${intent.action}` : intent.tool;
-  const target = intent.resource ? ` on ${intent.resource}` : '';
-  const text = typeof detail === 'string' ? `${head}${target}: ${detail}` : `${head}${target}`;
-  return truncate(text, ACTION_PREVIEW_CHARS);
 }
 
 /** What CEL sees as `envelope` when the intent came over the API and has no event yet. */

@@ -1,0 +1,62 @@
+import { hostOf } from './args.js';
+import type { DecisionKind, HistoryEntry, Intent } from './types.js';
+
+/** CEL's `history` holds at most this many entries: the session's newest intents, newest last. */
+export const HISTORY_LIMIT = 200;
+
+/** Kinds whose result is content from outside (a web page, search results): the session read it. */
+const OUTSIDE_KINDS = new Set(['web.fetch', 'web.search']);
+
+/**
+ * Whose history an intent belongs to: the agent's session, else its task; undefined when the intent
+ * names neither (an API call without a session has no history). The agent is part of the key, so one
+ * agent naming another's session id cannot read or fill that session's history.
+ */
+export function historyKey(
+  agent: string | null | undefined,
+  sessionId: string | null | undefined,
+  taskId: string | null | undefined,
+): string | undefined {
+  const who = agent ?? '';
+  if (sessionId) return `${who}\u0000s:${sessionId}`;
+  if (taskId) return `${who}\u0000t:${taskId}`;
+  return undefined;
+}
+
+/**
+ * Whether the intent brought outside content into the session: a web fetch or search that was not
+ * denied (a require_approval may still run once approved), or an intent its caller marked untrusted
+ * (a reach tool declared `untrusted: true`, an A2A message).
+ */
+export function bringsOutsideContent(intent: Intent, decision: DecisionKind): boolean {
+  if (decision === 'deny') return false;
+  return intent.untrusted === true || OUTSIDE_KINDS.has(intent.kind ?? 'other');
+}
+
+/** The entry CEL's `history` shows for a decided intent: only strings, bools and lists of strings. */
+export function historyEntry(intent: Intent, decision: DecisionKind, at: Date): HistoryEntry {
+  const args = intent.args ?? {};
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  const paths = Array.isArray(args.paths)
+    ? args.paths.filter((p): p is string => typeof p === 'string')
+    : text(args.path) !== ''
+      ? [text(args.path)]
+      : [];
+  const url = text(args.url) || (Array.isArray(args.urls) ? text(args.urls[0]) : '');
+  return {
+    kind: intent.kind ?? 'other',
+    tool: intent.tool,
+    decision,
+    at: at.toISOString(),
+    untrusted: bringsOutsideContent(intent, decision),
+    paths,
+    host: hostOf(url),
+  };
+}
+
+/** Appends in place and keeps the newest `HISTORY_LIMIT`; returns the same list. */
+export function pushBounded(list: HistoryEntry[], entry: HistoryEntry): HistoryEntry[] {
+  list.push(entry);
+  if (list.length > HISTORY_LIMIT) list.splice(0, list.length - HISTORY_LIMIT);
+  return list;
+}
