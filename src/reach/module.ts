@@ -9,7 +9,7 @@ import { tasksPort } from '../tasks/port.js';
 import { reachSections, type ToolConfig } from './config.js';
 import { type InProcessTool, toolsOfModule } from './inprocess.js';
 import { memoryTools } from './memory.js';
-import { type ReachService, reachPort } from './port.js';
+import { type ReachService, reachPort, type TouchSummary } from './port.js';
 import { parseTouchRequest } from './protocol.js';
 import { buildConfigured, buildInProcess, checkTools, listing, type Tool } from './registry.js';
 import { reachRoutes } from './routes.js';
@@ -84,6 +84,12 @@ export function reachModule(opts: ReachModuleOptions = {}) {
             return parsed.ok ? r.touch(parsed.req, caller, o) : parsed.response;
           },
           status: (caller, id) => r.status(caller, id),
+          async recent({ limit, tool }) {
+            const rows = await deps.db.query<q.TouchRow>(
+              q.selectRecentTouches(deps.config.tenant.id, tool, limit),
+            );
+            return rows.map(touchSummary);
+          },
         };
         deps.provide(reachPort, service);
         if (tools.size > 0) deps.logger.info({ tools: tools.size }, 'reach: registry loaded');
@@ -151,4 +157,18 @@ async function buildRegistry(
       `reach: tool names registered twice: ${[...new Set(twice)].join(', ')}; rename one of each`,
     );
   return byName;
+}
+
+function touchSummary(r: q.TouchRow): TouchSummary {
+  return {
+    request_id: r.request_id,
+    caller: r.caller,
+    tool: r.tool,
+    channel: r.channel,
+    status: r.status,
+    task_id: r.task_id,
+    error_code: r.error_code,
+    cost_ms: r.cost_ms === null ? null : Number(r.cost_ms),
+    created_at: new Date(Number(r.created_at)).toISOString(),
+  };
 }

@@ -11,6 +11,23 @@ export interface TouchCaller {
   session_id?: string;
 }
 
+/**
+ * A touch as the console's Tools page lists it: who, which tool, how it ended and how long it took;
+ * never its params, its result or the result's one-line summary (those stay with the caller).
+ */
+export interface TouchSummary {
+  request_id: string;
+  caller: string;
+  tool: string;
+  channel: string;
+  /** As stored: `awaiting_approval`, `running`, `done`, `failed`. */
+  status: string;
+  task_id: string | null;
+  error_code: string | null;
+  cost_ms: number | null;
+  created_at: string;
+}
+
 export interface ReachService {
   /** The registry as GET /v1/tools lists it, memory tools included, sorted by name. */
   list(): ToolListing[];
@@ -25,6 +42,8 @@ export interface ReachService {
   ): Promise<TouchResponse>;
   /** GET /v1/touch/{id}: the caller's own touch only. Reads, never writes. */
   status(caller: string, requestId: string): Promise<TouchResponse | undefined>;
+  /** Every caller's newest touches, newest first, optionally of one tool (the console). Reads only. */
+  recent?(opts: { limit: number; tool?: string }): Promise<TouchSummary[]>;
 }
 
 /** The reach registry and touch engine (src/reach/module.ts provides it; the MCP server lists its tools). */

@@ -206,3 +206,10 @@ export const searchMemory = (
                ORDER BY m.updated_at DESC, m.id DESC LIMIT $4`,
         values: [words.join(' '), tenant, owner, limit],
       };
+
+/** The newest touches of every caller, optionally of one tool (the console's Tools page). */
+export const selectRecentTouches = (tenant: string, tool: string | undefined, limit: number) => ({
+  text: `SELECT ${TOUCH_COLUMNS} FROM reach_touches WHERE tenant_id = $1 AND ($2 = '' OR tool = $2)
+         ORDER BY created_at DESC, request_id DESC LIMIT $3`,
+  values: [tenant, tool ?? '', limit],
+});
