@@ -10,7 +10,7 @@ import { FAST, type ScriptedReceiver, SECRET, startScriptedReceiver } from '../d
 import { loopbackOnly } from '../egress/testing.js';
 import { auth, KEYS } from '../server/testing.js';
 import { tasksPort } from '../tasks/port.js';
-import { type ConsoleHarness, consoleHarness, XSS_CORPUS } from './testing.js';
+import { type ConsoleHarness, consoleHarness, TOOLS, XSS_CORPUS } from './testing.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
@@ -100,6 +100,7 @@ describe.skipIf(!haveChromium)('the console in headless Chromium', () => {
           flaky: { type: 'webhook', url: `${rx.url}/flaky`, secret_env: 'HOOK_SECRET' },
         },
         routes: [{ match: 'true', channels: ['hook', 'flaky'] }],
+        tools: TOOLS,
       },
     });
     h.t.services.relay.start();
@@ -336,6 +337,57 @@ describe.skipIf(!haveChromium)('the console in headless Chromium', () => {
     await ctx.close();
   }, 60_000);
 
+  it('draws the metrics at a glance with uPlot under the strict CSP, the figures as text beside them', async () => {
+    await h.sampleGlance();
+    for (const command of ['ls', 'git push --force origin main'])
+      await api('/v1/gate/evaluate', { tool: 'Bash', input: { command } });
+    await h.sampleGlance();
+    const { ctx, page } = await signedIn(KEYS.admin);
+    const violations: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy|error/i.test(m.text())) violations.push(m.text());
+    });
+    page.on('pageerror', (e) => violations.push(e.message));
+    await page.goto(`${base}/console/metrics`);
+    await page.waitForSelector('[data-chart="webhooks"] canvas');
+    expect(await page.locator('[data-chart] canvas').count()).toBe(6);
+    // Each chart is as wide as its box: nothing sticks out of a card.
+    const overflow = await page
+      .locator('[data-chart]')
+      .evaluateAll((els) => els.filter((el) => el.scrollWidth > el.clientWidth + 1).length);
+    expect(overflow).toBe(0);
+    const figures = await page.locator('figure.chart').allTextContents();
+    expect(figures.find((f) => f.includes('Gate decisions'))).toMatch(/denied: [0-9.]+\/s/);
+    expect(figures.find((f) => f.includes('Approvals pending'))).toMatch(/pending: \d+/);
+    expect(violations).toEqual([]);
+    await ctx.close();
+  }, 30_000);
+
+  it('shows the tools registry and every caller’s recent touches', async () => {
+    const touch = (tool: string, id: string) =>
+      api('/v1/touch', { tool_name: tool, params: { n: 1 }, request_id: id });
+    expect((await touch('ops.uptime', 'browser-up-1')).status).toBe(200);
+    await touch('ops.missing', 'browser-missing-1');
+    const { ctx, page } = await signedIn(KEYS.admin);
+    await page.click('nav >> text=Tools');
+    await page.waitForURL(`${base}/console/tools`);
+    const registry = page.locator('#reg-h + .scroll tbody tr');
+    expect(await registry.filter({ hasText: 'ops.uptime' }).count()).toBe(1);
+    expect(await page.locator('#reg-h + .scroll').textContent()).toContain(XSS_CORPUS[0]);
+    expect(await page.evaluate('typeof window.__xss')).toBe('undefined');
+    const touches = page.locator('#touch-h ~ .scroll tbody tr');
+    await touches.first().waitFor({ timeout: 5000 });
+    expect(await touches.filter({ hasText: 'browser-missing' }).textContent()).toContain('TOOL_FAILED');
+    // Keyboard: pick the tool in the labelled select, Tab to the button, Enter.
+    await page.selectOption('#f-tool', 'ops.uptime');
+    await page.focus('#f-tool');
+    await page.keyboard.press('Tab');
+    await Promise.all([page.waitForURL(/tool=ops.uptime/, { timeout: 5000 }), page.keyboard.press('Enter')]);
+    expect(await touches.filter({ hasText: 'browser-missing' }).count()).toBe(0);
+    expect(await touches.filter({ hasText: 'browser-up' }).count()).toBe(1);
+    await ctx.close();
+  }, 30_000);
+
   it('takes screenshots of every page at 1280 and 390 px, none wider than a 360 px phone', async () => {
     const taskId = (await h.t.port(tasksPort).list!({ limit: 1 }))[0]!.id;
     const [someEvent] = await h.t.services.log.list({ type: 'agent.approval.requested', limit: 1 });
@@ -356,11 +408,14 @@ describe.skipIf(!haveChromium)('the console in headless Chromium', () => {
       ['deliveries', '/console/deliveries'],
       ['delivery', `/console/deliveries/${dlv!.envelope.subject.resource_ref}`],
       ['policy', '/console/policy'],
+      ['tools', '/console/tools'],
+      ['metrics', '/console/metrics'],
     ];
     for (const width of [1280, 390, 360]) {
       const { ctx, page } = await signedIn(KEYS.admin, width);
       for (const [name, path] of pages) {
         await page.goto(`${base}${path}`);
+        if (name === 'metrics') await page.waitForSelector('[data-chart="webhooks"] canvas');
         const wide = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
         expect({ name, width, wide }).toEqual({ name, width, wide: 0 });
         if (width === 360) continue;
@@ -390,10 +445,12 @@ describe.skipIf(!haveChromium)('the console in headless Chromium', () => {
     expect(background).toBe('rgb(15, 18, 22)');
     await darkPage.screenshot({ path: join(SCREENSHOTS, 'approvals-dark-1280.png') });
     await dark.close();
-    const login = await (await browser.newContext({ viewport: { width: 390, height: 800 } })).newPage();
-    await login.goto(`${base}/console/login`);
-    await login.screenshot({ path: join(SCREENSHOTS, 'login-390.png') });
-    await login.context().close();
+    for (const width of [390, 1280]) {
+      const login = await (await browser.newContext({ viewport: { width, height: 800 } })).newPage();
+      await login.goto(`${base}/console/login`);
+      await login.screenshot({ path: join(SCREENSHOTS, `login-${width}.png`) });
+      await login.context().close();
+    }
   }, 120_000);
 
   it('reports a tampered row when the chain is verified', async () => {

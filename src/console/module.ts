@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { Hono } from 'hono';
 import { approvalsPort } from '../approvals/port.js';
 import { deliveryPort } from '../delivery/port.js';
@@ -7,17 +8,21 @@ import { gatePort } from '../gate/port.js';
 import { type Deps, defineModule } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
 import { deriveKey } from '../keys/derive.js';
+import { reachPort } from '../reach/port.js';
 import { tasksPort } from '../tasks/port.js';
 import { consoleConfigSchema } from './config.js';
 import { type ConsoleEnv, html, wantsHtml } from './http.js';
+import { Glance, GLANCE_SAMPLE_MS } from './glance.js';
 import { LiveHub } from './live.js';
 import { approvalPages } from './pages/approvals.js';
 import { authPages } from './pages/auth.js';
 import { deliveryPages } from './pages/deliveries.js';
 import { eventPages } from './pages/events.js';
+import { metricPages } from './pages/metrics.js';
 import { policyPages } from './pages/policy.js';
 import { sessionPages } from './pages/sessions.js';
 import { taskPages } from './pages/tasks.js';
+import { toolPages } from './pages/tools.js';
 import { Sessions } from './sessions.js';
 import { bareLayout, escapeHtml } from './shell.js';
 
@@ -26,6 +31,7 @@ const requires = {
   tasks: optional(tasksPort),
   delivery: optional(deliveryPort),
   gate: optional(gatePort),
+  reach: optional(reachPort),
 };
 const sections = { console: consoleConfigSchema.prefault({}) };
 /** What the console's pages receive: the core, its `console:` section, and whichever ports run. */
@@ -36,22 +42,29 @@ export interface ConsoleCtx {
   deps: ConsoleDeps;
   sessions: () => Sessions;
   hub: LiveHub;
+  glance: Glance;
 }
 
-/** The browser's files: read once at start, served with a long-lived but revalidated cache. */
-const ASSETS: Record<string, { file: string; type: string }> = {
-  'console.js': { file: 'console.js', type: 'text/javascript; charset=utf-8' },
-  'console.css': { file: 'console.css', type: 'text/css; charset=utf-8' },
+const JS = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
+const packageFile = (path: string) => createRequire(import.meta.url).resolve(path);
+
+/**
+ * The browser's files: read once at start, served with a long-lived but revalidated cache. The chart
+ * library (uPlot, the metrics page only) is served from its package as published.
+ */
+export const ASSETS: Record<string, { path: () => string | URL; type: string }> = {
+  'console.js': { path: () => new URL('./assets/console.js', import.meta.url), type: JS },
+  'console.css': { path: () => new URL('./assets/console.css', import.meta.url), type: CSS },
+  'metrics.js': { path: () => new URL('./assets/metrics.js', import.meta.url), type: JS },
+  'uPlot.iife.min.js': { path: () => packageFile('uplot/dist/uPlot.iife.min.js'), type: JS },
+  'uPlot.min.css': { path: () => packageFile('uplot/dist/uPlot.min.css'), type: CSS },
 };
 
-function loadAssets(): Map<string, { body: string; type: string }> {
+export function loadAssets(): Map<string, { body: string; type: string }> {
   const out = new Map<string, { body: string; type: string }>();
-  for (const [name, a] of Object.entries(ASSETS)) {
-    out.set(name, {
-      body: readFileSync(new URL(`./assets/${a.file}`, import.meta.url), 'utf8'),
-      type: a.type,
-    });
-  }
+  for (const [name, a] of Object.entries(ASSETS))
+    out.set(name, { body: readFileSync(a.path(), 'utf8'), type: a.type });
   return out;
 }
 
@@ -63,6 +76,15 @@ function loadAssets(): Map<string, { body: string; type: string }> {
 export function consoleModule() {
   const hub = new LiveHub();
   let sessions: Sessions | undefined;
+  let glance: Glance | undefined;
+  const ensureGlance = (deps: ConsoleDeps): Glance => {
+    glance ??= new Glance({
+      registry: deps.metrics.registry,
+      approvals: () => deps.approvals,
+      now: deps.now,
+    });
+    return glance;
+  };
   const ensure = (deps: ConsoleDeps): Sessions => {
     sessions ??= new Sessions({
       db: deps.db,
@@ -81,7 +103,7 @@ export function consoleModule() {
     migrations: new URL('./migrations/', import.meta.url),
     routes(app, deps) {
       if (!deps.config.console.enabled) return;
-      const ctx: ConsoleCtx = { deps, sessions: () => ensure(deps), hub };
+      const ctx: ConsoleCtx = { deps, sessions: () => ensure(deps), hub, glance: ensureGlance(deps) };
       const assets = loadAssets();
       const r = new Hono<ConsoleEnv>();
       r.onError((err, c) => {
@@ -110,6 +132,8 @@ export function consoleModule() {
       eventPages(r, ctx);
       deliveryPages(r, ctx);
       policyPages(r, ctx);
+      toolPages(r, ctx);
+      metricPages(r, ctx);
       r.get('/console', (c) => c.redirect('/console/', 301));
       // Mounted at the root with full paths: the inbox is `/console/` (CONTRACT.md), trailing slash included.
       app.route('/', r);
@@ -120,6 +144,13 @@ export function consoleModule() {
     subscribers() {
       return [hub.subscriber()];
     },
+    workers(deps) {
+      if (!deps.config.console.enabled) return [];
+      const g = ensureGlance(deps);
+      return [
+        { name: 'console.glance', intervalMs: GLANCE_SAMPLE_MS, immediate: true, tick: () => g.sample() },
+      ];
+    },
     stop() {
       hub.closeAll();
     },
@@ -128,6 +159,8 @@ export function consoleModule() {
     ...manifest,
     /** Open live streams in this process (tests wait for a browser's stream before they publish). */
     liveClients: () => hub.size,
+    /** Takes a metrics sample now (tests do, instead of waiting for the worker's interval). */
+    sampleGlance: () => glance?.sample(),
   };
 }
 

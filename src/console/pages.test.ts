@@ -72,6 +72,9 @@ describe.each(DIALECTS)('console pages on %s', (dialect) => {
       '/console/events/verify',
       '/console/deliveries',
       '/console/policy',
+      '/console/tools',
+      '/console/metrics',
+      '/console/metrics/data',
       '/console/login',
     ]) {
       const res = await page(h.t.app, path, h.admin);

@@ -10,7 +10,15 @@ import { escapeHtml } from '../web/page.js';
 
 export { escapeHtml };
 
-export type NavKey = 'approvals' | 'tasks' | 'sessions' | 'events' | 'deliveries' | 'policy';
+export type NavKey =
+  | 'approvals'
+  | 'tasks'
+  | 'sessions'
+  | 'events'
+  | 'deliveries'
+  | 'policy'
+  | 'tools'
+  | 'metrics';
 
 const NAV: readonly { key: NavKey; label: string; href: string; roles: readonly Role[] }[] = [
   { key: 'approvals', label: 'Approvals', href: '/console/', roles: ['approver', 'admin'] },
@@ -19,6 +27,8 @@ const NAV: readonly { key: NavKey; label: string; href: string; roles: readonly 
   { key: 'events', label: 'Events', href: '/console/events', roles: ['admin'] },
   { key: 'deliveries', label: 'Deliveries', href: '/console/deliveries', roles: ['admin'] },
   { key: 'policy', label: 'Policy', href: '/console/policy', roles: ['admin'] },
+  { key: 'tools', label: 'Tools', href: '/console/tools', roles: ['admin'] },
+  { key: 'metrics', label: 'Metrics', href: '/console/metrics', roles: ['admin'] },
 ];
 
 export function mayOpen(role: Role, key: NavKey): boolean {
@@ -34,6 +44,9 @@ export interface Frame {
   active: NavKey | null;
   /** Relay topics that refresh this page's live region (`approvals`, `tasks`, `deliveries`). */
   live?: readonly string[];
+  /** More of /console/assets this page loads, in order (the metrics page's chart library). */
+  scripts?: readonly string[];
+  styles?: readonly string[];
 }
 
 /** `(3) Approvals · Switchboard`: the count of pending approvals leads the tab title. */
@@ -54,6 +67,12 @@ export function layout(title: string, frame: Frame, body: string): string {
     .join('');
   const csrf = frame.csrf ? `<meta name="csrf-token" content="${escapeHtml(frame.csrf)}">` : '';
   const live = frame.live?.length ? ` data-live="${escapeHtml(frame.live.join(' '))}"` : '';
+  const styles = (frame.styles ?? [])
+    .map((s) => `<link rel="stylesheet" href="/console/assets/${escapeHtml(s)}">\n`)
+    .join('');
+  const scripts = (frame.scripts ?? [])
+    .map((s) => `<script defer src="/console/assets/${escapeHtml(s)}"></script>\n`)
+    .join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -61,9 +80,9 @@ export function layout(title: string, frame: Frame, body: string): string {
 <meta name="color-scheme" content="light dark">
 ${csrf}
 <title>${escapeHtml(tabTitle(title, frame.pending))}</title>
-<link rel="stylesheet" href="/console/assets/console.css">
+${styles}<link rel="stylesheet" href="/console/assets/console.css">
 <script type="module" src="/console/assets/console.js"></script>
-</head><body>
+${scripts}</head><body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
 <a class="brand" href="/console/">Switchboard</a>
@@ -152,6 +171,9 @@ export function badge(state: string): string {
     away: 'warn',
     ended: 'mute',
     active: 'info',
+    read: 'ok',
+    write: 'warn',
+    admin: 'bad',
   };
   return `<span class="badge ${tone[state] ?? 'mute'}">${escapeHtml(state)}</span>`;
 }

@@ -17,6 +17,23 @@ export const XSS_CORPUS = [
   "'; window.__xss=7; '",
 ];
 
+const ANY_PARAMS = { type: 'object', properties: { n: { type: 'integer' } } };
+/** Two real command tools: one that answers, one whose program does not exist. */
+export const TOOLS = {
+  'ops.uptime': {
+    kind: 'command',
+    description: 'How long the box has been up',
+    input_schema: ANY_PARAMS,
+    command: ['/usr/bin/uptime'],
+  },
+  'ops.missing': {
+    kind: 'command',
+    description: XSS_CORPUS[0],
+    input_schema: ANY_PARAMS,
+    command: ['/nonexistent/tool'],
+  },
+};
+
 export interface Signed {
   /** The `Cookie` header value carrying the session. */
   cookie: string;
@@ -101,6 +118,8 @@ export interface ConsoleHarness {
   liveClients(): number;
   /** How many events the log holds (a GET must never add one). */
   eventCount(): Promise<number>;
+  /** Takes a metrics-at-a-glance sample now (the worker takes one every 10 s). */
+  sampleGlance(): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -135,6 +154,10 @@ export async function consoleHarness(
       )?.liveClients?.() ?? 0,
     async eventCount() {
       return t.services.log.lastSeq();
+    },
+    async sampleGlance() {
+      const mod = modules.find((m) => m.name === 'console') as { sampleGlance?: () => Promise<void> };
+      await mod.sampleGlance?.();
     },
     cleanup: () => t.cleanup(),
   };
