@@ -172,7 +172,9 @@ export class EventLog {
 
   async list(filter: Partial<q.EventFilter> = {}): Promise<StoredEvent[]> {
     const limit = Math.min(Math.max(1, filter.limit ?? 100), MAX_EVENTS_PAGE);
-    const rows = await this.db.query<{ seq: number; body: string }>(q.selectEvents({ ...filter, limit }));
+    const rows = await this.db.query<{ seq: number; body: string }>(
+      q.selectEvents(this.db.dialect, { ...filter, limit }),
+    );
     return rows.map((r) => ({ seq: Number(r.seq), envelope: JSON.parse(r.body) as Envelope }));
   }
 

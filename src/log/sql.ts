@@ -136,7 +136,7 @@ export interface EventFilter {
   limit: number;
 }
 
-export function selectEvents(f: EventFilter): Sql {
+export function selectEvents(dialect: Dialect, f: EventFilter): Sql {
   const where: string[] = [];
   const values: unknown[] = [];
   const add = (clause: string, value: unknown) => {
@@ -145,11 +145,14 @@ export function selectEvents(f: EventFilter): Sql {
   };
   if (f.correlationId) add('correlation_id = ?', f.correlationId);
   if (f.taskId) add('task_id = ?', f.taskId);
-  if (f.type)
-    add(
-      f.type.endsWith('.*') ? 'type LIKE ?' : 'type = ?',
-      f.type.endsWith('.*') ? `${f.type.slice(0, -1)}%` : f.type,
-    );
+  // `agent.*` is a byte range, not LIKE: SQLite's LIKE ignores case and PostgreSQL's needs a pattern
+  // index, so neither would use events_type. PostgreSQL compares in the C collation, as its index does.
+  const type = dialect === 'postgres' ? 'type COLLATE "C"' : 'type';
+  if (f.type?.endsWith('.*')) {
+    const prefix = f.type.slice(0, -1);
+    add(`${type} >= ?`, prefix);
+    add(`${type} < ?`, prefixEnd(prefix));
+  } else if (f.type) add(`${type} = ?`, f.type);
   if (f.afterSeq !== undefined) add('seq > ?', f.afterSeq);
   if (f.beforeSeq !== undefined) add('seq < ?', f.beforeSeq);
   if (f.since) add('occurred_at >= ?', f.since);
@@ -160,6 +163,12 @@ export function selectEvents(f: EventFilter): Sql {
     text: `SELECT seq, body FROM events ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq${f.newestFirst ? ' DESC' : ''} LIMIT $${values.length}`,
     values,
   };
+}
+
+/** The first string after every string that starts with `prefix` (`agent.` → `agent/`). */
+function prefixEnd(prefix: string): string {
+  const last = prefix.codePointAt(prefix.length - 1) ?? 0;
+  return prefix.slice(0, -1) + String.fromCodePoint(last + 1);
 }
 
 export function selectChainPage(afterSeq: number, limit: number): Sql {
