@@ -47,6 +47,9 @@ const kindSwitches = z.strictObject(
   >,
 );
 
+/** See `stall_after_seconds`. */
+export const DEFAULT_STALL_AFTER_SECONDS = 600;
+
 export const signalsConfigSchema = z.strictObject({
   /** Off: signals are recorded by the runtimes route as always, and nothing more happens. */
   enabled: z.boolean().default(true),
@@ -59,6 +62,13 @@ export const signalsConfigSchema = z.strictObject({
       kindSwitches,
     )
     .default({}),
+  /**
+   * An interactive session mid-turn (a prompt or a tool call seen, no `Stop` yet, not waiting for a
+   * person) with no hook activity for this long gets one stall notice on the priority lane; the next
+   * activity clears it. 0 turns the watch off. Ten minutes: a long build or test run inside one tool
+   * call is normal, and a notice for it would teach people to ignore the next one.
+   */
+  stall_after_seconds: z.number().int().min(0).max(86_400).default(DEFAULT_STALL_AFTER_SECONDS),
   /** Characters of the last assistant message kept in a `done` summary's detail. */
   summary_max_chars: z.number().int().min(0).max(2000).default(280),
   away: z

@@ -30,6 +30,8 @@ export const SIGNAL_TYPES: ReadonlySet<string> = new Set([
 export const ACTIVITY_TYPES: ReadonlySet<string> = new Set([
   'agent.prompt.submitted',
   'agent.tool.requested',
+  'agent.tool.completed',
+  'agent.tool.failed',
   'agent.session.started',
 ]);
 

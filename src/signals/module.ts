@@ -10,6 +10,7 @@ import { ACTIVITY_TYPES, SIGNAL_TYPES } from './mapping.js';
 import { phonePort } from './port.js';
 import { awayRoutes } from './routes.js';
 import { APPROVAL_EXPIRED, SignalRelay, SUBSCRIBER } from './service.js';
+import { reportStalls, STALL_POLL_MS } from './stall.js';
 
 const requires = {
   reporter: optional(reporterPort),
@@ -23,11 +24,15 @@ export type SignalsDeps = Deps<typeof requires, typeof sections>;
 export interface SignalsModule extends Module<typeof requires, typeof sections> {
   /** The running relay handler (after `start`), for tests. */
   relay(): SignalRelay | undefined;
+  /** One pass of the stall watch (tests move the clock); how many notices it sent. */
+  stallDue(): Promise<number>;
 }
 
 export function signalsModule(): SignalsModule {
   let cfg: SignalsConfig | undefined;
   let handler: SignalRelay | undefined;
+  let deps: SignalsDeps | undefined;
+  const stallDue = async (): Promise<number> => (deps && cfg ? reportStalls(deps, cfg, deps.reporter) : 0);
   const config = (): SignalsConfig => {
     if (!cfg) throw new AppError('not_ready', 'the signals module is not running');
     return cfg;
@@ -41,11 +46,13 @@ export function signalsModule(): SignalsModule {
       migrations: new URL('./migrations/', import.meta.url),
     }),
     relay: () => handler,
+    stallDue,
     routes(app, services) {
       awayRoutes(app, services, config);
     },
     start(services) {
       cfg = services.config.signals;
+      deps = services;
       const h = new SignalRelay(services, cfg, () => services.reporter);
       handler = h;
       services.provide(phonePort, new PhoneDesk(services, cfg));
@@ -62,8 +69,21 @@ export function signalsModule(): SignalsModule {
         },
       ];
     },
+    workers(services) {
+      return [
+        {
+          name: 'signals.stalls',
+          intervalMs: STALL_POLL_MS,
+          tick: async () => {
+            await stallDue();
+          },
+          onError: (err) => (services as SignalsDeps).logger.error({ err }, 'signals: stall watch failed'),
+        },
+      ];
+    },
     stop() {
       handler = undefined;
+      deps = undefined;
     },
   };
 }

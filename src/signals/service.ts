@@ -58,20 +58,20 @@ export class SignalRelay {
     const runtime = event.runtime?.kind ?? '';
     const sessionKey = `${runtime}:${event.execution.session_id ?? ''}`;
     const [session] = await this.s.db.query<q.SessionRow>(q.getSession(sessionKey));
+    const stored = storedState(session);
     if (ACTIVITY_TYPES.has(event.type)) {
+      const phase = trackedPhase(event, event.type === 'agent.session.started' ? 'idle' : 'working');
       // A busy session calls a tool every few seconds: its clock is written at most every
       // ACTIVITY_WRITE_MS (the waiting time a person reads is in seconds or minutes), always when an
-      // idle streak ends.
+      // idle streak ends, the phase changes or a stall notice is out.
       const fresh =
         session !== undefined &&
-        Number(session.idle_open) === 0 &&
-        session.last_activity_at != null &&
-        now - Number(session.last_activity_at) < ACTIVITY_WRITE_MS;
-      if (!fresh) {
-        await this.s.db.query(
-          q.saveSession(sessionKey, { last_activity_at: now, idle_open: false, idle_folded: 0 }, now),
-        );
-      }
+        !stored.idle_open &&
+        stored.phase === phase &&
+        stored.stalled_at === null &&
+        stored.last_activity_at !== null &&
+        now - stored.last_activity_at < ACTIVITY_WRITE_MS;
+      if (!fresh) await this.save(sessionKey, active(stored, event, phase, now), now);
       if (event.type === 'agent.prompt.submitted') await this.s.db.query(q.touchInput(TENANT_OWNER, now));
       return { kind: 'ignored' };
     }
@@ -81,11 +81,12 @@ export class SignalRelay {
     if (!signal) return { kind: 'ignored' };
     // A turn that ended (either way) is activity: waiting is counted from here.
     const ended = signal.kind === 'turn_done' || signal.kind === 'turn_failed';
-    const lastActivity = session?.last_activity_at != null ? Number(session.last_activity_at) : undefined;
-    if (ended) {
-      await this.s.db.query(
-        q.saveSession(sessionKey, { last_activity_at: now, idle_open: false, idle_folded: 0 }, now),
-      );
+    const lastActivity = stored.last_activity_at ?? undefined;
+    if (ended || signal.kind === 'session_ended') {
+      await this.save(sessionKey, active(stored, event, 'idle', now), now);
+    } else if (signal.needsPerson && stored.phase === 'working') {
+      // The runtime waits for a person (a permission dialog, a question): quiet is not a stall.
+      await this.save(sessionKey, { ...stored, phase: 'waiting' }, now);
     }
     if (!this.cfg.enabled || !kindEnabled(this.cfg, runtime, signal.kind)) {
       return { kind: 'disabled', signal: signal.kind };
@@ -94,14 +95,8 @@ export class SignalRelay {
     const owner = task?.owner ?? TENANT_OWNER;
 
     if (signal.kind === 'idle_prompt' && session && Number(session.idle_open) === 1) {
-      const folded = Number(session.idle_folded) + 1;
-      await this.s.db.query(
-        q.saveSession(
-          sessionKey,
-          { last_activity_at: lastActivity ?? null, idle_open: true, idle_folded: folded },
-          now,
-        ),
-      );
+      const folded = stored.idle_folded + 1;
+      await this.save(sessionKey, { ...stored, phase: 'waiting', idle_open: true, idle_folded: folded }, now);
       await this.suppressed(event, 'idle_folded', signal, { folded });
       return { kind: 'folded', signal: signal.kind };
     }
@@ -162,15 +157,13 @@ export class SignalRelay {
       ...(turnId ? { turn_id: turnId } : {}),
     });
     if (signal.kind === 'idle_prompt') {
-      await this.s.db.query(
-        q.saveSession(
-          sessionKey,
-          { last_activity_at: lastActivity ?? null, idle_open: true, idle_folded: 0 },
-          now,
-        ),
-      );
+      await this.save(sessionKey, { ...stored, phase: 'waiting', idle_open: true, idle_folded: 0 }, now);
     }
     return { kind: 'reported', signal: signal.kind, result };
+  }
+
+  private async save(sessionKey: string, state: q.SessionState, now: number): Promise<void> {
+    await this.s.db.query(q.saveSession(sessionKey, state, now));
   }
 
   /**
@@ -249,4 +242,38 @@ export class SignalRelay {
 
 function strOf(v: unknown): string | undefined {
   return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+/** A session's stored state, or a new session's (idle, never active). */
+function storedState(row: q.SessionRow | undefined): q.SessionState {
+  return {
+    last_activity_at: row?.last_activity_at != null ? Number(row.last_activity_at) : null,
+    idle_open: Number(row?.idle_open ?? 0) === 1,
+    idle_folded: Number(row?.idle_folded ?? 0),
+    phase: row?.phase ?? 'idle',
+    stalled_at: row?.stalled_at != null ? Number(row.stalled_at) : null,
+    agent: row?.agent ?? null,
+    project: row?.project ?? null,
+  };
+}
+
+/**
+ * The phase the stall watch tracks. A launched task's session is watched by the tasks supervisor, and
+ * a session without an id cannot be told apart from others: neither is ever `working` here.
+ */
+function trackedPhase(event: Envelope, phase: q.Phase): q.Phase {
+  return event.execution.task_id || !event.execution.session_id ? 'idle' : phase;
+}
+
+/** After activity: the clock moves, an idle streak ends, a stall notice is cleared. */
+function active(stored: q.SessionState, event: Envelope, phase: q.Phase, now: number): q.SessionState {
+  return {
+    last_activity_at: now,
+    idle_open: false,
+    idle_folded: 0,
+    phase: trackedPhase(event, phase),
+    stalled_at: null,
+    agent: event.actor.agent_id ?? stored.agent,
+    project: strOf(event.redacted_summary.cwd) ?? stored.project,
+  };
 }

@@ -8,11 +8,18 @@ export interface AwayRow {
   last_input_at: number | null;
 }
 
+/** Where a session is, for the stall watch: mid-turn, waiting for a person, or between turns. */
+export type Phase = 'working' | 'waiting' | 'idle';
+
 export interface SessionRow {
   session_key: string;
   last_activity_at: number | null;
   idle_open: number;
   idle_folded: number;
+  phase: Phase;
+  stalled_at: number | null;
+  agent: string | null;
+  project: string | null;
 }
 
 export function getAway(owner: string) {
@@ -41,23 +48,62 @@ export function touchInput(owner: string, now: number) {
 
 export function getSession(key: string) {
   return {
-    text: 'SELECT session_key, last_activity_at, idle_open, idle_folded FROM signal_sessions WHERE session_key = $1',
+    text: `SELECT session_key, last_activity_at, idle_open, idle_folded, phase, stalled_at, agent, project
+             FROM signal_sessions WHERE session_key = $1`,
     values: [key],
   };
 }
 
-/** Activity closes an open idle streak; `activityAt` null keeps the stored time. */
-export function saveSession(
-  key: string,
-  s: { last_activity_at: number | null; idle_open: boolean; idle_folded: number },
-  now: number,
-) {
+/** The stored state of a session after an event (`stalled_at` null: activity cleared the stall). */
+export interface SessionState {
+  last_activity_at: number | null;
+  idle_open: boolean;
+  idle_folded: number;
+  phase: Phase;
+  stalled_at: number | null;
+  agent: string | null;
+  project: string | null;
+}
+
+export function saveSession(key: string, s: SessionState, now: number) {
   return {
-    text: `INSERT INTO signal_sessions (session_key, last_activity_at, idle_open, idle_folded, updated_at)
-           VALUES ($1, $2, $3, $4, $5)
+    text: `INSERT INTO signal_sessions
+             (session_key, last_activity_at, idle_open, idle_folded, updated_at, phase, stalled_at, agent, project)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
            ON CONFLICT (session_key) DO UPDATE SET last_activity_at = $2, idle_open = $3, idle_folded = $4,
-             updated_at = $5`,
-    values: [key, s.last_activity_at, s.idle_open ? 1 : 0, s.idle_folded, now],
+             updated_at = $5, phase = $6, stalled_at = $7, agent = $8, project = $9`,
+    values: [
+      key,
+      s.last_activity_at,
+      s.idle_open ? 1 : 0,
+      s.idle_folded,
+      now,
+      s.phase,
+      s.stalled_at,
+      s.agent,
+      s.project,
+    ],
+  };
+}
+
+/** Sessions mid-turn with no activity since `cutoff` and no stall notice out yet, oldest first. */
+export function selectStalled(cutoff: number, limit: number) {
+  return {
+    text: `SELECT session_key, last_activity_at, idle_open, idle_folded, phase, stalled_at, agent, project
+             FROM signal_sessions
+            WHERE phase = 'working' AND last_activity_at < $1 AND stalled_at IS NULL
+            ORDER BY last_activity_at LIMIT $2`,
+    values: [cutoff, limit],
+  };
+}
+
+/** Claims one stall notice (a second replica's claim finds nothing to update). */
+export function markStalled(key: string, cutoff: number, now: number) {
+  return {
+    text: `UPDATE signal_sessions SET stalled_at = $3
+            WHERE session_key = $1 AND phase = 'working' AND last_activity_at < $2 AND stalled_at IS NULL
+        RETURNING session_key`,
+    values: [key, cutoff, now],
   };
 }
 
