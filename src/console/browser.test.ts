@@ -388,6 +388,39 @@ describe.skipIf(!haveChromium)('the console in headless Chromium', () => {
     await ctx.close();
   }, 30_000);
 
+  it('runs a draft policy in the shadow of the recorded intents and shows what would change', async () => {
+    await api('/v1/gate/evaluate', { tool: 'Bash', input: { command: './deploy.sh canary' } });
+    const { ctx, page } = await signedIn(KEYS.admin);
+    await page.goto(`${base}/console/policy`);
+    await Promise.all([
+      page.waitForURL(/\/policy\/shadow$/),
+      page.click('text=run it over the recorded intents'),
+    ]);
+    const draft = [
+      'rules:',
+      '  - id: no-deploys-this-week',
+      '    when: tool == "Bash" && input.command.contains("deploy")',
+      '    decision: deny',
+      '    reason_code: FREEZE',
+    ].join('\n');
+    await page.fill('#sh-yaml', draft);
+    await page.fill('#sh-since', '1d');
+    await Promise.all([page.waitForLoadState('load'), page.click('text=Run the draft over the log')]);
+    await page.waitForSelector('#shadow-h');
+    expect(await page.locator('#shadow-h').textContent()).toMatch(
+      /^[1-9]\d* of \d+ recorded intents would be decided differently$/,
+    );
+    expect(await page.locator('main').textContent()).toContain('require_approval→deny');
+    expect(await page.locator('#sh-yaml').inputValue()).toBe(draft);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width < 800 ? 844 : 900 });
+      const wide = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+      expect({ width, wide }).toEqual({ width, wide: 0 });
+      await page.screenshot({ path: join(SCREENSHOTS, `shadow-result-${width}.png`), fullPage: true });
+    }
+    await ctx.close();
+  }, 30_000);
+
   it('takes screenshots of every page at 1280 and 390 px, none wider than a 360 px phone', async () => {
     const taskId = (await h.t.port(tasksPort).list!({ limit: 1 }))[0]!.id;
     const [someEvent] = await h.t.services.log.list({ type: 'agent.approval.requested', limit: 1 });
@@ -408,6 +441,7 @@ describe.skipIf(!haveChromium)('the console in headless Chromium', () => {
       ['deliveries', '/console/deliveries'],
       ['delivery', `/console/deliveries/${dlv!.envelope.subject.resource_ref}`],
       ['policy', '/console/policy'],
+      ['shadow', '/console/policy/shadow'],
       ['tools', '/console/tools'],
       ['metrics', '/console/metrics'],
     ];

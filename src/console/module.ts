@@ -21,6 +21,7 @@ import { eventPages } from './pages/events.js';
 import { metricPages } from './pages/metrics.js';
 import { policyPages } from './pages/policy.js';
 import { sessionPages } from './pages/sessions.js';
+import { shadowPages } from './pages/shadow.js';
 import { taskPages } from './pages/tasks.js';
 import { toolPages } from './pages/tools.js';
 import { Sessions } from './sessions.js';
@@ -132,6 +133,7 @@ export function consoleModule() {
       eventPages(r, ctx);
       deliveryPages(r, ctx);
       policyPages(r, ctx);
+      shadowPages(r, ctx);
       toolPages(r, ctx);
       metricPages(r, ctx);
       r.get('/console', (c) => c.redirect('/console/', 301));

@@ -147,6 +147,7 @@ export function policyPages(r: ConsoleRouter, ctx: ConsoleCtx): void {
 ${p.last_error ? `<dt>Last reload</dt><dd class="bad">${escapeHtml(p.last_error)} <small>(the revision above keeps serving)</small></dd>` : ''}</dl>`;
     const body = `${status}
 <section aria-labelledby="sim-h"><h2 id="sim-h">Simulator</h2>${simulatorForm(c.get('session')?.csrf ?? null, values)}${sim ? resultBlock(sim) : ''}</section>
+<section aria-labelledby="shadow-link-h"><h2 id="shadow-link-h">Shadow run</h2><p>Before you load a draft, <a href="/console/policy/shadow">run it over the recorded intents</a> and see which decisions would change.</p></section>
 <section aria-labelledby="rules-h"><h2 id="rules-h">Rules</h2>${rulesTable(p, matched)}</section>`;
     return html(c, layout('Policy', await frame(c, ctx, 'policy'), body));
   };
