@@ -73,6 +73,31 @@ describe.each(DIALECTS)('event log on %s', (dialect) => {
     expect((await verifyChain(store.db)).ok).toBe(true);
   });
 
+  it('appends a batch in order with one chain, each event with its outbox row, in one statement on PostgreSQL', async () => {
+    const log = await logWith(3);
+    const before = store.db.stats();
+    const batch = Array.from({ length: 40 }, (_, i) => ({
+      type: i % 2 ? 'agent.tool.requested' : 'agent.session.started',
+      correlation_id: `b${i % 3}`,
+      ...(i % 5 === 0 ? { task_id: `tsk_${i}` } : {}),
+      subject: { tool: `t${i}`, note: "emoji 🚀 and a quote ' and a newline\n" },
+    }));
+    const envelopes = await log.appendMany(batch);
+    const after = store.db.stats();
+    if (dialect === 'postgres') expect(after.statements - before.statements).toBe(1);
+    expect(after.commits - before.commits).toBeLessThanOrEqual(1);
+    const stored = await log.list({ afterSeq: 3, limit: 100 });
+    expect(stored.map((e) => e.envelope.event_id)).toEqual(envelopes.map((e) => e.event_id));
+    expect(stored.map((e) => e.seq)).toEqual(envelopes.map((_, i) => i + 4));
+    const outbox = await store.db.query<{ event_id: string }>({
+      text: 'SELECT event_id FROM outbox ORDER BY id',
+    });
+    expect(outbox.slice(3).map((r) => r.event_id)).toEqual(envelopes.map((e) => e.event_id));
+    const chain = await verifyChain(store.db);
+    expect(chain.ok).toBe(true);
+    expect(await log.lastSeq()).toBe(43);
+  });
+
   it('refuses an envelope that breaks the schema, writing nothing', async () => {
     const log = await logWith(0);
     const err = await log.append({ type: 'agent.tool.requested', tenant_id: '' }).catch((e: unknown) => e);

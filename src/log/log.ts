@@ -142,25 +142,15 @@ export class EventLog {
   }
 
   private async appendPostgres(envelopes: Envelope[], now: number, db: Db): Promise<void> {
-    const one = async (port: Db, env: Envelope) => {
-      const rows = await port.query(
-        q.appendPg({
-          ...eventColumns(env),
-          body: canonicalJson(env),
-          recordedAt: now,
-          topic: BUS_TOPIC,
-        }),
-      );
-      if (rows.length !== 1) throw new Error('log_head row is missing: the store was not migrated');
-    };
-    if (envelopes.length === 1 || db.inTransaction) {
-      // One statement is atomic on its own; inside a caller's transaction it simply joins it.
-      for (const env of envelopes) await one(db, env);
-    } else {
-      await db.tx(async (tx) => {
-        for (const env of envelopes) await one(tx, env);
-      });
-    }
+    // One statement is atomic on its own, and inside a caller's transaction it simply joins it.
+    const rows = await db.query(
+      q.appendPg(
+        envelopes.map((env) => ({ ...eventColumns(env), body: canonicalJson(env) })),
+        now,
+        BUS_TOPIC,
+      ),
+    );
+    if (rows.length !== 1) throw new Error('log_head row is missing: the store was not migrated');
     if (db.inTransaction) db.afterCommit(() => this.notify());
     else this.notify();
   }

@@ -49,33 +49,44 @@ export function insertEvent(
 }
 
 /**
- * PostgreSQL: the whole append (lock the head, hash, insert the event and its outbox row, move the head)
- * as one statement, so an append outside a caller's transaction costs one round trip. The hash is
- * computed by the server with the same formula as `linkHash`: sha256(prev_hash || '\n' || body).
+ * PostgreSQL: the whole append of one or many events (lock the head, hash each in turn, insert the
+ * events and their outbox rows, move the head) as one statement, so a batch costs one round trip
+ * however many events it holds. The rows travel as arrays; a recursive CTE chains the hashes in order
+ * on the server with the same formula as `linkHash`: sha256(prev_hash || '\n' || body).
  */
-export function appendPg(row: EventColumns & { body: string; recordedAt: number; topic: string }): Sql {
+export function appendPg(
+  rows: readonly (EventColumns & { body: string })[],
+  recordedAt: number,
+  topic: string,
+): Sql {
+  const column = (pick: (r: EventColumns & { body: string }) => string | null) => rows.map(pick);
   return {
-    text: `WITH h AS (SELECT seq, hash FROM log_head WHERE id = 1 FOR UPDATE),
-      n AS (SELECT h.seq + 1 AS seq, h.hash AS prev,
-                   encode(sha256(convert_to(h.hash || E'\n' || $9::text, 'UTF8')), 'hex') AS hash FROM h),
+    text: `WITH RECURSIVE h AS (SELECT seq, hash FROM log_head WHERE id = 1 FOR UPDATE),
+      input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
+                  WITH ORDINALITY AS t(event_id, type, occurred_at, tenant_id, correlation_id, causation_id, task_id, session_id, body, ord)),
+      chain AS (SELECT 0::bigint AS ord, h.seq, h.hash, NULL::text AS prev FROM h
+                UNION ALL
+                SELECT c.ord + 1, c.seq + 1, encode(sha256(convert_to(c.hash || E'\n' || i.body, 'UTF8')), 'hex'), c.hash
+                  FROM chain c JOIN input i ON i.ord = c.ord + 1),
       ins AS (INSERT INTO events (seq, event_id, type, occurred_at, tenant_id, correlation_id, causation_id, task_id, session_id, body, prev_hash, hash, recorded_at)
-              SELECT n.seq, $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, n.prev, n.hash, $10::bigint FROM n
-              RETURNING seq, hash),
+              SELECT c.seq, i.event_id, i.type, i.occurred_at, i.tenant_id, i.correlation_id, i.causation_id, i.task_id, i.session_id, i.body, c.prev, c.hash, $10::bigint
+                FROM chain c JOIN input i ON i.ord = c.ord),
       ob AS (INSERT INTO outbox (event_id, topic, correlation_id, status, attempts, available_at, created_at)
-             VALUES ($1::text, $11::text, $5::text, 'pending', 0, $10::bigint, $10::bigint))
-      UPDATE log_head SET seq = ins.seq, hash = ins.hash FROM ins WHERE log_head.id = 1 RETURNING log_head.seq`,
+             SELECT i.event_id, $11::text, i.correlation_id, 'pending', 0, $10::bigint, $10::bigint FROM input i ORDER BY i.ord),
+      last AS (SELECT seq, hash FROM chain ORDER BY ord DESC LIMIT 1)
+      UPDATE log_head SET seq = last.seq, hash = last.hash FROM last WHERE log_head.id = 1 RETURNING log_head.seq`,
     values: [
-      row.eventId,
-      row.type,
-      row.occurredAt,
-      row.tenantId,
-      row.correlationId,
-      row.causationId,
-      row.taskId,
-      row.sessionId,
-      row.body,
-      row.recordedAt,
-      row.topic,
+      column((r) => r.eventId),
+      column((r) => r.type),
+      column((r) => r.occurredAt),
+      column((r) => r.tenantId),
+      column((r) => r.correlationId),
+      column((r) => r.causationId),
+      column((r) => r.taskId),
+      column((r) => r.sessionId),
+      column((r) => r.body),
+      recordedAt,
+      topic,
     ],
   };
 }
