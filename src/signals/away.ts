@@ -1,3 +1,4 @@
+import type { Envelope, EnvelopeInput } from '../envelope/index.js';
 import type { Db } from '../store/port.js';
 import type { SignalsConfig } from './config.js';
 import * as q from './sql.js';
@@ -69,4 +70,29 @@ export async function switchAway(
 ): Promise<AwayView> {
   await db.query(q.setAway(owner, away, by, now));
   return readAway(db, owner, cfg, now);
+}
+
+/**
+ * A person switches away mode: the switch and its `agent.away.changed` event commit together, so who
+ * turned the phone on is never lost (`PUT /v1/away` and the console's switch both come here).
+ */
+export async function switchAndRecord(
+  s: { db: Db; emit(input: EnvelopeInput, db?: Db): Promise<Envelope>; now(): number },
+  cfg: SignalsConfig,
+  owner: string,
+  away: boolean,
+  by: string,
+): Promise<AwayView> {
+  return s.db.tx(async (tx) => {
+    const v = await switchAway(tx, owner, away, by, cfg, s.now());
+    await s.emit(
+      {
+        type: 'agent.away.changed',
+        actor: { user_id: by },
+        redacted_summary: { owner, away, effective: v.effective },
+      },
+      tx,
+    );
+    return v;
+  });
 }

@@ -7,7 +7,8 @@ import { tasksPort } from '../tasks/port.js';
 import { PhoneDesk } from './phone.js';
 import { type SignalsConfig, signalsConfigSchema } from './config.js';
 import { ACTIVITY_TYPES, SIGNAL_TYPES } from './mapping.js';
-import { phonePort } from './port.js';
+import { readAway, switchAndRecord, TENANT_OWNER } from './away.js';
+import { awayPort, phonePort } from './port.js';
 import { awayRoutes } from './routes.js';
 import { APPROVAL_EXPIRED, SignalRelay, SUBSCRIBER } from './service.js';
 import { reportStalls, STALL_POLL_MS } from './stall.js';
@@ -42,7 +43,7 @@ export function signalsModule(): SignalsModule {
       name: 'signals',
       config: sections,
       requires,
-      provides: [phonePort],
+      provides: [phonePort, awayPort],
       migrations: new URL('./migrations/', import.meta.url),
     }),
     relay: () => handler,
@@ -56,6 +57,11 @@ export function signalsModule(): SignalsModule {
       const h = new SignalRelay(services, cfg, () => services.reporter);
       handler = h;
       services.provide(phonePort, new PhoneDesk(services, cfg));
+      const c = cfg;
+      services.provide(awayPort, {
+        read: (owner) => readAway(services.db, owner ?? TENANT_OWNER, c, services.now()),
+        set: (r) => switchAndRecord(services, c, r.owner ?? TENANT_OWNER, r.away, r.by),
+      });
     },
     subscribers() {
       const h = handler!;

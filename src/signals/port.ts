@@ -2,6 +2,9 @@ import type { Envelope } from '../envelope/index.js';
 import type { GateIntent } from '../gate/port.js';
 import type { Principal } from '../kernel/module.js';
 import { port } from '../kernel/port.js';
+import type { AwayView } from './away.js';
+
+export type { AwayView };
 
 /**
  * A permission prompt no rule decided (Claude Code / Codex `PermissionRequest`), offered to the phone.
@@ -29,3 +32,14 @@ export interface PhoneEscalation {
 
 /** Permission prompts taken to the phone while away (src/signals/module.ts provides it). */
 export const phonePort = port<PhoneApprovals>('signals.phone');
+
+/** Away mode as people read and switch it (`GET/PUT /v1/away`; the console's sessions page). */
+export interface AwaySwitch {
+  /** `owner` omitted: the tenant's own switch, which every owner without one of their own follows. */
+  read(owner?: string): Promise<AwayView>;
+  /** Switches and records `agent.away.changed` (actor: `by`) in one transaction. */
+  set(req: { owner?: string; away: boolean; by: string }): Promise<AwayView>;
+}
+
+/** Away mode (src/signals/module.ts provides it). */
+export const awayPort = port<AwaySwitch>('signals.away');

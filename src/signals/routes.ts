@@ -4,7 +4,7 @@ import { requireRole } from '../kernel/auth.js';
 import { readJson } from '../kernel/body.js';
 import type { App } from '../kernel/module.js';
 import type { SignalsDeps } from './module.js';
-import { readAway, switchAway, TENANT_OWNER } from './away.js';
+import { readAway, switchAndRecord, TENANT_OWNER } from './away.js';
 import type { SignalsConfig } from './config.js';
 
 const OWNER_MAX = 200;
@@ -25,21 +25,13 @@ export function awayRoutes(app: App, s: SignalsDeps, cfg: () => SignalsConfig): 
   });
   app.put('/v1/away', people, async (c) => {
     const body = await readJson(c, putAwaySchema, s.config.server.body_limit_bytes);
-    const by = c.get('principal').name;
-    const owner = body.owner ?? TENANT_OWNER;
-    // The switch and its audit event commit together: who turned the phone on is never lost.
-    const view = await s.db.tx(async (tx) => {
-      const v = await switchAway(tx, owner, body.away, by, cfg(), s.now());
-      await s.emit(
-        {
-          type: 'agent.away.changed',
-          actor: { user_id: by },
-          redacted_summary: { owner, away: body.away, effective: v.effective },
-        },
-        tx,
-      );
-      return v;
-    });
+    const view = await switchAndRecord(
+      s,
+      cfg(),
+      body.owner ?? TENANT_OWNER,
+      body.away,
+      c.get('principal').name,
+    );
     return c.json(view);
   });
 }
