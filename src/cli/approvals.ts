@@ -55,6 +55,7 @@ function call(method: string, path: string, opts: ApprovalsCliOptions, body?: un
     path,
     opts,
     {
+      roles: ['approver', 'admin'],
       noKey: 'SWITCHBOARD_KEY is missing or not a valid key (set it to an approver or admin key)',
       unauthorized: 'SWITCHBOARD_KEY is missing or not a valid key',
       forbidden: (error) =>

@@ -4,7 +4,7 @@
  * (default http://127.0.0.1:8787, CONTRACT.md), the key `$SWITCHBOARD_KEY` (an admin or approver key).
  */
 
-import { DEFAULT_URL } from './client.js';
+import { clientKey, DEFAULT_URL } from './client.js';
 import { prefix } from '../text/index.js';
 
 export type AwayAction = 'on' | 'off' | 'status';
@@ -51,7 +51,7 @@ export async function run(action: string, opts: AwayOptions = {}): Promise<AwayV
   }
   const env = opts.env ?? process.env;
   const base = (env['SWITCHBOARD_URL'] ?? DEFAULT_URL).replace(/\/+$/, '');
-  const key = env['SWITCHBOARD_KEY'];
+  const key = clientKey(env, ['approver', 'admin']);
   if (!key) throw new AwayError('set SWITCHBOARD_KEY to an admin or approver key');
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   let url = `${base}/v1/away`;

@@ -1,3 +1,8 @@
+import { resolve } from 'node:path';
+import { parse } from 'yaml';
+import { configPath } from '../config/load.js';
+import { readKeyFile } from '../kernel/auth.js';
+import { readIfPresent } from './files.js';
 /**
  * How client commands (`approvals`, `incidents`, …) talk to the gateway: `$SWITCHBOARD_URL` (default
  * http://127.0.0.1:8787, CONTRACT.md) with `$SWITCHBOARD_KEY`, JSON in and out, and every failure turned
@@ -5,6 +10,41 @@
  */
 
 export const DEFAULT_URL = 'http://127.0.0.1:8787';
+
+type Role = 'agent' | 'approver' | 'admin';
+
+/**
+ * The key a client command uses: `$SWITCHBOARD_KEY`, else the file `$SWITCHBOARD_KEY_FILE` names, else
+ * (in the gateway's folder) the first key of one of `roles` that the config keeps in a key file, as
+ * `switchboard init` writes it. So `switchboard away on` works where the gateway runs, in a new shell,
+ * with nothing exported. Undefined when none is found.
+ */
+export function clientKey(
+  env: NodeJS.ProcessEnv,
+  roles: readonly Role[],
+  cwd = process.cwd(),
+): string | undefined {
+  if (env.SWITCHBOARD_KEY) return env.SWITCHBOARD_KEY;
+  if (env.SWITCHBOARD_KEY_FILE) return readKeyFile(resolve(cwd, env.SWITCHBOARD_KEY_FILE));
+  const path = configPath(env, cwd);
+  const text = path ? readIfPresent(path) : undefined;
+  if (!text) return undefined;
+  let keys: unknown;
+  try {
+    keys = (parse(text) as { auth?: { keys?: unknown } } | null)?.auth?.keys;
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(keys)) return undefined;
+  for (const role of roles) {
+    for (const k of keys as { role?: unknown; key_file?: unknown; task_id?: unknown }[]) {
+      if (k?.role !== role || typeof k.key_file !== 'string' || k.task_id !== undefined) continue;
+      const secret = readKeyFile(resolve(cwd, k.key_file));
+      if (secret) return secret;
+    }
+  }
+  return undefined;
+}
 
 export interface ClientOptions {
   /** Overrides `SWITCHBOARD_URL`. */
@@ -14,6 +54,8 @@ export interface ClientOptions {
 }
 
 export interface ClientMessages {
+  /** The roles that may do this, in the order a key file of the local config is tried. */
+  roles: readonly Role[];
   /** When SWITCHBOARD_KEY is unset. */
   noKey: string;
   /** When the gateway answers 401. */
@@ -31,7 +73,7 @@ export async function gatewayCall(
 ): Promise<unknown> {
   const env = opts.env ?? process.env;
   const base = (opts.url ?? env.SWITCHBOARD_URL ?? DEFAULT_URL).replace(/\/+$/, '');
-  const key = env.SWITCHBOARD_KEY;
+  const key = clientKey(env, messages.roles);
   if (!key) throw new Error(messages.noKey);
   let res: Response;
   try {

@@ -4,7 +4,7 @@
  * The server is `$SWITCHBOARD_URL` (default http://127.0.0.1:8787, CONTRACT.md), the key `$SWITCHBOARD_KEY`.
  */
 
-import { DEFAULT_URL } from './client.js';
+import { clientKey, DEFAULT_URL } from './client.js';
 
 export interface DlqContext {
   env?: NodeJS.ProcessEnv;
@@ -44,7 +44,7 @@ class DlqError extends Error {
 async function call(ctx: DlqContext, path: string, init: RequestInit = {}): Promise<unknown> {
   const env = ctx.env ?? process.env;
   const base = (env['SWITCHBOARD_URL'] ?? DEFAULT_URL).replace(/\/+$/, '');
-  const key = env['SWITCHBOARD_KEY'];
+  const key = clientKey(env, ['admin']);
   if (!key) throw new DlqError('set SWITCHBOARD_KEY to an admin key');
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   if (init.body !== undefined) headers['content-type'] = 'application/json';

@@ -6,6 +6,8 @@ import { schemaVersion } from '../store/migrate.js';
 import { redactUrl } from '../store/open.js';
 import { loadCliConfig, openCliStore, sqlitePath } from './context.js';
 import { lintConfigFile } from './policy.js';
+import { keySecret } from '../kernel/auth.js';
+import { missingKeyReason } from './startup.js';
 
 /** Checks what can be checked without starting the server; prints one line per finding. */
 export async function run(opts: { config?: string }): Promise<void> {
@@ -61,8 +63,8 @@ export async function run(opts: { config?: string }): Promise<void> {
   if (config.auth.keys.length === 0)
     warn('no API keys configured: every /v1 request will get 401 (add auth.keys, see docs/config.md)');
   for (const k of config.auth.keys) {
-    if (k.key_env && !process.env[k.key_env]) bad(`key ${k.name} (${k.role}): $${k.key_env} is not set`);
-    else ok(`key ${k.name} (${k.role})`);
+    if (!keySecret(k)) bad(`key ${k.name} (${k.role}): ${missingKeyReason(k)}`);
+    else ok(`key ${k.name} (${k.role})${k.key_file ? ` from ${k.key_file}` : ''}`);
   }
   const channels = Object.entries(config.channels);
   lines.push(

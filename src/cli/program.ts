@@ -32,8 +32,33 @@ program
   .command('init')
   .description('write a fully commented switchboard.yaml to start from')
   .option('-o, --output <path>', 'where to write it', 'switchboard.yaml')
-  .option('-f, --force', 'overwrite an existing file')
+  .option('-f, --force', 'overwrite an existing file (key files already there are kept)')
+  .option('--if-missing', 'do nothing when the file exists (npm start runs this)')
+  .addHelpText(
+    'after',
+    '\nAlso generates the three keys it names (laptop-agent, me, ops) into owner-only files under\n./.switchboard/keys/, referenced from the config as key_file; see them with `switchboard keys list`.',
+  )
   .action(async (opts) => (await import('./init.js')).run(opts));
+
+const keysCmd = program
+  .command('keys')
+  .description('the API keys of the config: list them, print one, rotate one kept in a key file');
+keysCmd
+  .command('list')
+  .description('one line per key: name, role, where its secret comes from, and whether it is there')
+  .option('-c, --config <path>', 'config file')
+  .option('--json', 'one JSON object per line (never the secret)')
+  .action(async (o) => (await import('./keys.js')).list(o));
+keysCmd
+  .command('show <name>')
+  .description('print the key alone on stdout, e.g. SWITCHBOARD_KEY=$(switchboard keys show me)')
+  .option('-c, --config <path>', 'config file')
+  .action(async (name, o) => (await import('./keys.js')).show(name, o));
+keysCmd
+  .command('rotate <name>')
+  .description('write a new secret into the key file of <name>; the gateway takes it on its next start')
+  .option('-c, --config <path>', 'config file')
+  .action(async (name, o) => (await import('./keys.js')).rotate(name, o));
 
 program
   .command('doctor')
@@ -46,14 +71,18 @@ program
 const audit = program.command('audit').description('the hash-chained event log');
 audit
   .command('verify')
-  .description('recompute the whole hash chain; names the first edited, deleted or reordered event (reads the gateway\'s store; never creates one)')
+  .description(
+    "recompute the whole hash chain; names the first edited, deleted or reordered event (reads the gateway's store; never creates one)",
+  )
   .option('-c, --config <path>', 'config file')
   .action(async (opts) => (await import('./audit.js')).verify(opts));
 
 const events = program.command('events').description('read the event log');
 events
   .command('tail')
-  .description('print the newest events, and with --follow keep printing new ones (reads the gateway\'s store: run it in the gateway\'s folder or pass -c; never creates one)')
+  .description(
+    "print the newest events, and with --follow keep printing new ones (reads the gateway's store: run it in the gateway's folder or pass -c; never creates one)",
+  )
   .option('-c, --config <path>', 'config file')
   .option('-n, --lines <n>', 'how many recent events to print first', '20')
   .option('-f, --follow', 'keep watching for new events')

@@ -4,7 +4,7 @@
  * the task from `$SWITCHBOARD_TASK_ID`. A touch that fails prints `CODE: message` and exits 1.
  */
 
-import { DEFAULT_URL, gatewayCall } from './client.js';
+import { clientKey, DEFAULT_URL, gatewayCall } from './client.js';
 import { prefix } from '../text/index.js';
 
 export interface ReachCliOptions {
@@ -44,6 +44,7 @@ const print = (o: ReachCliOptions, line: string) =>
   (o.out ?? ((l: string) => process.stdout.write(`${l}\n`)))(line);
 
 const MESSAGES = {
+  roles: ['agent', 'admin'] as const,
   noKey: 'SWITCHBOARD_KEY is missing (set it to an agent or admin key)',
   unauthorized: 'SWITCHBOARD_KEY is missing or not a valid key',
   forbidden: (e: { message?: string } | undefined) =>
@@ -66,7 +67,7 @@ export async function listTools(o: ReachCliOptions = {}): Promise<void> {
 async function post(o: ReachCliOptions, body: unknown): Promise<Response> {
   const env = o.env ?? process.env;
   const base = (o.url ?? env.SWITCHBOARD_URL ?? DEFAULT_URL).replace(/\/+$/, '');
-  const key = env.SWITCHBOARD_KEY;
+  const key = clientKey(env, MESSAGES.roles);
   if (!key) throw new Error(MESSAGES.noKey);
   let res: globalThis.Response;
   try {

@@ -81,7 +81,8 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const userFile = () => join(dir, 'home', '.claude', 'settings.json');
 const projectFile = () => join(dir, 'repo', '.claude', 'settings.json');
-const where = () => ({ cwd: join(dir, 'repo'), home: join(dir, 'home') });
+// `env: {}`: never the test runner's XDG_CONFIG_HOME, so hook.json stays under the temporary home.
+const where = () => ({ cwd: join(dir, 'repo'), home: join(dir, 'home'), env: {} });
 
 describe('switchboard setup claude-code', () => {
   it('checks its output against a schema that does refuse a wrong shape', () => {
@@ -210,6 +211,7 @@ describe('switchboard setup claude-code --notify', () => {
     expect(outcome.files.map((f) => [f.role, f.kind])).toEqual([
       ['config', 'written'],
       ['settings', 'written'],
+      ['hook', 'written'],
       ['mcp', 'written'],
     ]);
 
@@ -254,7 +256,7 @@ describe('switchboard setup claude-code --notify', () => {
 
   it('touches neither the config nor an MCP file without --notify', async () => {
     const outcome = await run({ ...where(), ...io() });
-    expect(outcome.files.map((f) => f.role)).toEqual(['settings']);
+    expect(outcome.files.map((f) => f.role)).toEqual(['settings', 'hook']);
     expect(read(configFile())).toBe(EXAMPLE_CONFIG);
     expect(existsSync(mcpFile())).toBe(false);
     expect(existsSync(claudeJson())).toBe(false);
@@ -300,7 +302,10 @@ describe('switchboard setup claude-code --notify', () => {
     expect(written.projects[join(dir, 'repo')].mcpServers.switchboard).toEqual({
       command: 'switchboard',
       args: ['mcp'],
-      env: { SWITCHBOARD_URL: 'http://127.0.0.1:9999' },
+      env: {
+        SWITCHBOARD_URL: 'http://127.0.0.1:9999',
+        SWITCHBOARD_KEY_FILE: join(dir, 'repo', '.switchboard', 'keys', 'laptop-agent.key'),
+      },
     });
     expect(statSync(claudeJson()).mode & 0o777).toBe(0o600);
     expect(existsSync(join(dir, 'repo', '.claude', 'settings.local.json'))).toBe(true);
@@ -321,6 +326,33 @@ describe('switchboard setup claude-code --notify', () => {
     });
   });
 
+  it('finds the agent key init generated: hook.json names its file, the user MCP server too, and no key is written', async () => {
+    const keyFile = join(dir, 'repo', '.switchboard', 'keys', 'laptop-agent.key');
+    await run({ ...where(), ...io(), user: true, notify: NTFY });
+    const hookJson = join(dir, 'home', '.config', 'switchboard', 'hook.json');
+    expect(JSON.parse(read(hookJson))).toEqual({ key_file: keyFile });
+    expect(statSync(hookJson).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(read(claudeJson())).mcpServers.switchboard.env).toEqual({
+      SWITCHBOARD_URL: 'http://127.0.0.1:8787',
+      SWITCHBOARD_KEY_FILE: keyFile,
+    });
+    expect(out.join('')).toContain('the bridge finds key laptop-agent here (key_file)');
+    expect(err.join('')).not.toContain('SWITCHBOARD_KEY');
+  });
+
+  it('makes up an unguessable topic when --notify names only the server, prints it, and keeps it on a second run', async () => {
+    await run({ ...where(), ...io(), notify: 'https://ntfy.sh/' });
+    const topic = /ntfy app: \+ → topic (sb-[0-9a-f]{24}), server https:\/\/ntfy\.sh/.exec(out.join(''))?.[1];
+    expect(topic, out.join('')).toBeDefined();
+    const { config } = loadConfig({ path: configFile(), env: {} });
+    expect(config.channels.phone).toEqual({ type: 'ntfy', url: 'https://ntfy.sh', topic });
+    const first = snapshot();
+    out = [];
+    expect((await run({ ...where(), ...io(), notify: 'https://ntfy.sh' })).kind).toBe('unchanged');
+    expect(snapshot()).toEqual(first);
+    expect(out.join('')).toContain(`topic ${topic},`);
+  });
+
   it('uses the config SWITCHBOARD_CONFIG names, as serve does', async () => {
     const other = join(dir, 'elsewhere.yaml');
     writeFileSync(other, EXAMPLE_CONFIG);
@@ -339,7 +371,6 @@ describe('switchboard setup claude-code --notify', () => {
     await expect(run({ ...where(), ...io(), notify: 'pager' })).rejects.toThrow(
       /no channel named "pager" under channels: \(there are: phone\); add it there/,
     );
-    await expect(run({ ...where(), ...io(), notify: 'https://ntfy.sh/' })).rejects.toThrow(/names no topic/);
     await expect(run({ ...where(), ...io(), notify: 'ftp://ntfy.sh/x' })).rejects.toThrow(/http\(s\) URL/);
     await expect(run({ ...where(), ...io(), notify: NTFY })).rejects.toThrow(
       /channels\.phone already exists.*--channel-name <another name>/,

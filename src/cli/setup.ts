@@ -4,7 +4,7 @@ import { relative, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { applyEnv } from '../config/env.js';
 import { ConfigError, configPath } from '../config/load.js';
-import { DEFAULT_URL } from '../hook/settings.js';
+import { DEFAULT_URL, hookFilePath } from '../hook/settings.js';
 import {
   DEFAULT_BRIDGE_COMMAND,
   type HookTransport,
@@ -49,7 +49,7 @@ export interface SetupClaudeCodeOptions {
   err?: (s: string) => void;
 }
 
-export type FileRole = 'settings' | 'config' | 'mcp';
+export type FileRole = 'settings' | 'config' | 'mcp' | 'hook';
 
 export type FileOutcome =
   | { role: FileRole; kind: 'unchanged' | 'written'; path: string }
@@ -139,8 +139,20 @@ export async function run(opts: SetupClaudeCodeOptions = {}): Promise<SetupOutco
     },
   ];
   const notes: { role: FileRole; text: string }[] = [];
+  const keyFile = await agentKeyFile(opts, cwd, env);
+  if (keyFile && transport === 'command') {
+    const hook = planHookFile(hookFilePath(env, home), keyFile.path);
+    plans.push(hook);
+    notes.push({
+      role: 'hook',
+      text:
+        hook.after === undefined
+          ? `the bridge already finds key ${keyFile.name}; nothing to do`
+          : `the bridge finds key ${keyFile.name} here (key_file), no exported variable needed`,
+    });
+  }
   if (opts.notify !== undefined) {
-    const notify = await planNotify(opts, { scope, cwd, home, env, url });
+    const notify = await planNotify(opts, { scope, cwd, home, env, url, keyFile: keyFile?.path });
     plans.unshift(notify.config);
     plans.push(notify.mcp);
     warnings.push(...notify.warnings);
@@ -167,9 +179,9 @@ export async function run(opts: SetupClaudeCodeOptions = {}): Promise<SetupOutco
     out(`${file.path}: ${note.text}\n`);
   }
   if (changed.length === 0) return { kind: 'unchanged', path, files };
-  if (transport === 'command' && !env.SWITCHBOARD_KEY) {
+  if (transport === 'command' && !env.SWITCHBOARD_KEY && !keyFile) {
     err(
-      'switchboard: note: the bridge reads SWITCHBOARD_KEY (an agent key) and SWITCHBOARD_URL from its environment\n',
+      'switchboard: note: no agent key file found (run setup where switchboard.yaml is, or pass --config): the bridge reads SWITCHBOARD_KEY (an agent key) and SWITCHBOARD_URL from its environment\n',
     );
   }
   return { kind: 'written', path, files };
@@ -199,7 +211,14 @@ function notifyConfigFile(opts: SetupClaudeCodeOptions, cwd: string, env: NodeJS
 
 async function planNotify(
   opts: SetupClaudeCodeOptions,
-  where: { scope: SettingsScope; cwd: string; home: string; env: NodeJS.ProcessEnv; url: string },
+  where: {
+    scope: SettingsScope;
+    cwd: string;
+    home: string;
+    env: NodeJS.ProcessEnv;
+    url: string;
+    keyFile: string | undefined;
+  },
 ): Promise<{ config: Planned; mcp: Planned; warnings: string[]; notes: { role: FileRole; text: string }[] }> {
   const target = parseNotifyTarget(opts.notify!);
   if (target.kind === 'invalid') throw new Error(`${target.problem}; nothing was changed`);
@@ -220,7 +239,11 @@ async function planNotify(
   const mcpMerged = mergeMcpServer(
     parseJson(location.path, mcpBefore),
     location.at,
-    mcpServerEntry(where.scope, { url: where.url, ...(opts.bridge ? { bridge: opts.bridge } : {}) }),
+    mcpServerEntry(where.scope, {
+      url: where.url,
+      ...(opts.bridge ? { bridge: opts.bridge } : {}),
+      ...(where.keyFile ? { keyFile: where.keyFile } : {}),
+    }),
   );
   if (mcpMerged.kind === 'invalid') {
     throw new Error(`${location.path}: ${mcpMerged.problem}; nothing was changed`);
@@ -233,6 +256,14 @@ async function planNotify(
         ? `added ${planned.added.join(', ')}; (re)start \`switchboard serve\` to load it`
         : `already routes to channel ${planned.channel}; nothing to do`,
     },
+    ...(planned.topic
+      ? [
+          {
+            role: 'config' as const,
+            text: `on the phone, ntfy app: + → topic ${planned.topic}, server ${planned.url}`,
+          },
+        ]
+      : []),
     {
       role: 'mcp',
       text: mcpMerged.changed
@@ -259,6 +290,47 @@ async function planNotify(
     },
     warnings: [...planned.warnings, ...mcpMerged.warnings],
     notes,
+  };
+}
+
+/**
+ * The agent key the hooks and the MCP server should use, when the Switchboard config here keeps it in a
+ * key file (`switchboard init`): `--agent`'s first name, else the first agent key not bound to a task.
+ * No config, a config that does not load, or keys from variables: undefined (the environment decides).
+ */
+async function agentKeyFile(
+  opts: SetupClaudeCodeOptions,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ name: string; path: string } | undefined> {
+  const path = opts.config ? resolve(cwd, opts.config) : configPath(env, cwd);
+  if (path === undefined || readIfPresent(path) === undefined) return undefined;
+  const { loadConfig } = await import('../server/config.js');
+  let keys: { name: string; role: string; key_file?: string; task_id?: string }[];
+  try {
+    keys = loadConfig({ path, env }).config.auth.keys;
+  } catch {
+    return undefined; // --notify reports a config that does not load
+  }
+  const agents = keys.filter((k) => k.role === 'agent' && k.key_file && !k.task_id);
+  const chosen = opts.agent?.length ? agents.find((k) => k.name === opts.agent![0]) : agents[0];
+  // Relative key files are relative to where the gateway runs: here.
+  return chosen ? { name: chosen.name, path: resolve(cwd, chosen.key_file!) } : undefined;
+}
+
+/** `~/.config/switchboard/hook.json` with `key_file` set, every other setting kept. */
+function planHookFile(path: string, keyFile: string): Planned {
+  const before = readIfPresent(path);
+  const current = parseJson(path, before);
+  const base = typeof current === 'object' && current !== null && !Array.isArray(current) ? current : {};
+  const next = { ...(base as Record<string, unknown>), key_file: keyFile };
+  const changed = (base as Record<string, unknown>).key_file !== keyFile;
+  return {
+    role: 'hook',
+    path,
+    before,
+    after: changed ? `${JSON.stringify(next, null, 2)}\n` : undefined,
+    mode: modeOf(path, 0o600),
   };
 }
 

@@ -1,6 +1,7 @@
 import { channelTargets } from '../channels/targets.js';
 import type { ApiKeyConfig } from '../config/schema.js';
 import { checkUrlStatic, compileEgressPolicy } from '../egress/index.js';
+import { keySecret } from '../kernel/auth.js';
 import type { Config } from '../server/config.js';
 
 /**
@@ -20,11 +21,17 @@ export interface KeyTally {
 export function tallyKeys(keys: readonly ApiKeyConfig[], env: NodeJS.ProcessEnv): KeyTally {
   const tally: KeyTally = { usable: { agent: [], approver: [], admin: [] }, missing: [] };
   for (const k of keys) {
-    const secret = k.key ?? (k.key_env ? env[k.key_env] : undefined);
-    if (secret) tally.usable[k.role].push(k.name);
-    else tally.missing.push(`${k.name} ($${k.key_env} is not set)`);
+    if (keySecret(k, env)) tally.usable[k.role].push(k.name);
+    else tally.missing.push(`${k.name} (${missingKeyReason(k)})`);
   }
   return tally;
+}
+
+/** Why a configured key has no secret, naming what to fix. */
+export function missingKeyReason(k: ApiKeyConfig): string {
+  return k.key_file !== undefined
+    ? `key file ${k.key_file} is missing or empty; switchboard keys rotate ${k.name} writes one`
+    : `$${k.key_env} is not set`;
 }
 
 export function usableKeyCount(t: KeyTally): number {

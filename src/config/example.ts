@@ -26,9 +26,11 @@ tenant:
 
 auth:
   keys:                      # Bearer keys. A request without a valid key gets 401, a wrong role 403.
-    - { name: laptop-agent, role: agent, key_env: SB_AGENT_KEY }
-    - { name: me, role: approver, key_env: SB_APPROVER_KEY }
-    - { name: ops, role: admin, key_env: SB_ADMIN_KEY }
+    # switchboard init generated these into owner-only files; see them with switchboard keys list|show.
+    # Instead of key_file, key_env: SB_AGENT_KEY reads the key from an environment variable.
+    - { name: laptop-agent, role: agent, key_file: ./.switchboard/keys/laptop-agent.key }
+    - { name: me, role: approver, key_file: ./.switchboard/keys/me.key }
+    - { name: ops, role: admin, key_file: ./.switchboard/keys/ops.key }
 
 vault:
   key_env: SWITCHBOARD_VAULT_KEY   # 32 bytes, base64 or hex; unset: generated into data_dir/vault.key

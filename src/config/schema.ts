@@ -21,11 +21,13 @@ export const apiKeySchema = z
     role: z.enum(['admin', 'agent', 'approver']),
     key_env: envName.optional(),
     key: z.string().min(16, 'a literal key must be at least 16 characters; prefer key_env').optional(),
+    /** A file holding the key (owner-only; `switchboard init` and `keys rotate` write it). Relative to the working directory, like data_dir. */
+    key_file: z.string().min(1).optional(),
     /** Binds an agent key to one task (launched agents get such keys). */
     task_id: z.string().optional(),
   })
-  .refine((k) => (k.key_env === undefined) !== (k.key === undefined), {
-    message: 'set exactly one of key_env (recommended) or key',
+  .refine((k) => [k.key_env, k.key, k.key_file].filter((v) => v !== undefined).length === 1, {
+    message: 'set exactly one of key_file (what switchboard init writes), key_env or key',
   });
 
 const serverSchema = z.strictObject({

@@ -29,7 +29,7 @@ export function defaultTimeoutMs(adapter: RuntimeAdapter): number {
   return Math.max(MIN_TIMEOUT_MS, runtime - RUNTIME_TIMEOUT_MARGIN_MS);
 }
 
-/** `~/.config/switchboard/hook.json` (or under $XDG_CONFIG_HOME): `{ "fail", "timeout_ms", "url" }`. */
+/** `~/.config/switchboard/hook.json` (or under $XDG_CONFIG_HOME): `{ "fail", "timeout_ms", "url", "key_file" }`. */
 export function hookFilePath(env: NodeJS.ProcessEnv, home: string): string {
   const base = env.XDG_CONFIG_HOME || join(home, '.config');
   return join(base, 'switchboard', 'hook.json');
@@ -39,6 +39,8 @@ interface HookFile {
   fail?: unknown;
   timeout_ms?: unknown;
   url?: unknown;
+  /** The agent key's file (`switchboard setup` writes the one `switchboard init` generated). */
+  key_file?: unknown;
 }
 
 function readHookFile(path: string): HookFile {
@@ -70,9 +72,24 @@ export function bridgeSettings(
   const file = readHookFile(hookFilePath(env, home));
   return {
     url: env.SWITCHBOARD_URL || (typeof file.url === 'string' && file.url) || DEFAULT_URL,
-    key: env.SWITCHBOARD_KEY || undefined,
+    key:
+      env.SWITCHBOARD_KEY ||
+      keyFromFile(env.SWITCHBOARD_KEY_FILE || (typeof file.key_file === 'string' ? file.key_file : '')),
     timeoutMs:
       positive(env.SWITCHBOARD_HOOK_TIMEOUT_MS) ?? positive(file.timeout_ms) ?? defaultTimeoutMs(adapter),
     fail: failMode(env.SWITCHBOARD_HOOK_FAIL) ?? failMode(file.fail) ?? 'closed',
   };
+}
+
+/**
+ * A key file's first line. Read on every call, so `switchboard keys rotate` reaches hooks without a
+ * restart of the runtime. Missing or unreadable: no key (the gateway answers 401, which the bridge reports).
+ */
+export function keyFromFile(path: string): string | undefined {
+  if (!path) return undefined;
+  try {
+    return readFileSync(path, 'utf8').split('\n')[0]!.trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }

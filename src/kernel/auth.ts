@@ -1,4 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { MiddlewareHandler } from 'hono';
 import type { ApiKeyConfig } from '../config/schema.js';
 import { AppError } from '../errors/index.js';
@@ -18,8 +20,8 @@ export class KeyRing {
 
   constructor(keys: ApiKeyConfig[], env: NodeJS.ProcessEnv = process.env) {
     for (const k of keys) {
-      const secret = k.key ?? (k.key_env ? env[k.key_env] : undefined);
-      // A key whose variable is unset is skipped, not an error: `doctor` lists it so the user can fix it.
+      const secret = keySecret(k, env);
+      // A key whose variable is unset (or whose file is missing) is skipped, not an error: `doctor` lists it so the user can fix it.
       if (!secret) continue;
       const principal: Principal = { name: k.name, role: k.role };
       if (k.task_id) principal.task_id = k.task_id;
@@ -67,6 +69,23 @@ export class KeyRing {
       if (timingSafeEqual(e.digest, d)) found = e.principal;
     }
     return found;
+  }
+}
+
+/** A configured key's secret: literal, from its variable, or from its file; undefined when absent. */
+export function keySecret(k: ApiKeyConfig, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (k.key !== undefined) return k.key;
+  if (k.key_env !== undefined) return env[k.key_env] || undefined;
+  if (k.key_file !== undefined) return readKeyFile(k.key_file);
+  return undefined;
+}
+
+/** The first line of a key file, trimmed; undefined when it is missing, unreadable or empty. */
+export function readKeyFile(path: string): string | undefined {
+  try {
+    return readFileSync(resolve(path), 'utf8').split('\n')[0]!.trim() || undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readKeyFile } from '../kernel/auth.js';
 import type { AskApprovalArgs, ReportProgressArgs } from '../notify/schema.js';
 import type { ProgressResult } from '../notify/port.js';
 import type { ToolListing, TouchResponse } from '../reach/protocol.js';
@@ -23,8 +24,15 @@ export interface GatewayOptions {
 }
 
 export function gatewayFromEnv(env: NodeJS.ProcessEnv = process.env): GatewayOptions {
-  const key = env.SWITCHBOARD_KEY;
-  if (!key) throw new Error('SWITCHBOARD_KEY is not set; give the agent key the gateway issued');
+  // SWITCHBOARD_KEY_FILE: what `switchboard setup` writes, the file `switchboard init` generated.
+  const key =
+    env.SWITCHBOARD_KEY || (env.SWITCHBOARD_KEY_FILE ? readKeyFile(env.SWITCHBOARD_KEY_FILE) : undefined);
+  if (!key)
+    throw new Error(
+      env.SWITCHBOARD_KEY_FILE
+        ? `SWITCHBOARD_KEY_FILE ${env.SWITCHBOARD_KEY_FILE} is missing or empty; switchboard keys list shows the key files`
+        : 'SWITCHBOARD_KEY is not set; give the agent key the gateway issued (or SWITCHBOARD_KEY_FILE, its file)',
+    );
   return {
     url: env.SWITCHBOARD_URL || DEFAULT_URL,
     key,

@@ -79,11 +79,11 @@ describe('config', () => {
     );
   });
 
-  it('requires exactly one of key_env and key for an API key', () => {
+  it('requires exactly one of key_file, key_env and key for an API key', () => {
     const found = problems(() => parseConfig({ auth: { keys: [{ name: 'a', role: 'agent' }] } }));
     expect(found[0]).toMatchObject({
       path: 'auth.keys[0]',
-      message: expect.stringContaining('exactly one of key_env'),
+      message: expect.stringContaining('exactly one of key_file'),
     });
   });
 

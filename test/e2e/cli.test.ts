@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +33,9 @@ describe('switchboard CLI', () => {
       [],
       ['serve'],
       ['init'],
+      ['keys', 'list'],
+      ['keys', 'show'],
+      ['keys', 'rotate'],
       ['doctor'],
       ['audit', 'verify'],
       ['events', 'tail'],
@@ -56,22 +59,49 @@ describe('switchboard CLI', () => {
     }
   });
 
-  it('writes a config with init that doctor accepts, and refuses to overwrite it', () => {
+  it('writes a config with init whose keys are generated into owner-only files, that doctor accepts with nothing exported', () => {
     const cwd = workdir();
-    expect(cli(['init'], cwd).code).toBe(0);
+    const init = cli(['init'], cwd);
+    expect(init.code).toBe(0);
+    expect(init.stdout).toContain('generated keys laptop-agent, me, ops in .switchboard/keys/');
+    const keyDir = join(cwd, '.switchboard', 'keys');
+    expect(statSync(keyDir).mode & 0o777).toBe(0o700);
+    const secrets = ['laptop-agent', 'me', 'ops'].map((name) => {
+      const file = join(keyDir, `${name}.key`);
+      expect(statSync(file).mode & 0o777, name).toBe(0o600);
+      return readFileSync(file, 'utf8').trim();
+    });
+    expect(new Set(secrets).size).toBe(3);
+    for (const s of secrets) expect(s).toMatch(/^sb_[A-Za-z0-9_-]{43}$/);
     expect(cli(['init'], cwd)).toMatchObject({ code: 1, stderr: expect.stringContaining('--force') });
-    const env = {
-      SB_AGENT_KEY: 'a'.repeat(24),
-      SB_APPROVER_KEY: 'b'.repeat(24),
-      SB_ADMIN_KEY: 'c'.repeat(24),
-    };
-    const r = cli(['doctor'], cwd, env);
+    expect(cli(['init', '--if-missing'], cwd)).toMatchObject({ code: 0, stdout: '' });
+
+    const r = cli(['doctor'], cwd);
     expect(r.stdout).toContain(`ok    store: none yet at ${join(cwd, '.switchboard', 'switchboard.db')}`);
+    expect(r.stdout).toContain('ok    key me (approver) from ./.switchboard/keys/me.key');
     expect(r.code).toBe(0);
+
+    const list = cli(['keys', 'list'], cwd);
+    expect(list.stdout).toMatch(/^me\s+approver\s+file .*\/\.switchboard\/keys\/me\.key$/m);
+    for (const s of secrets) expect(list.stdout).not.toContain(s);
+    expect(cli(['keys', 'show', 'me'], cwd).stdout).toBe(`${secrets[1]}\n`);
+    expect(cli(['keys', 'rotate', 'me'], cwd).code).toBe(0);
+    const rotated = cli(['keys', 'show', 'me'], cwd).stdout.trim();
+    expect(rotated).toMatch(/^sb_/);
+    expect(rotated).not.toBe(secrets[1]);
+    expect(cli(['keys', 'show', 'nobody'], cwd)).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('no key named nobody'),
+    });
+    // --force rewrites the config but keeps the keys: rotating is never a side effect.
+    expect(cli(['init', '--force'], cwd).code).toBe(0);
+    expect(cli(['keys', 'show', 'me'], cwd).stdout.trim()).toBe(rotated);
+
+    rmSync(join(keyDir, 'ops.key'));
     const missing = cli(['doctor'], cwd);
     expect(missing.code).toBe(1);
-    expect(missing.stdout).toContain('$SB_AGENT_KEY is not set');
-  });
+    expect(missing.stdout).toContain('key file ./.switchboard/keys/ops.key is missing or empty');
+  }, 120_000);
 
   it('fails doctor on a channel URL the egress guard refuses, url_env values included, without printing it', () => {
     const cwd = workdir();

@@ -76,7 +76,7 @@ function guideScript(ntfyUrl: string): string {
   if (!block) throw new Error('README: no sh block under "## Five minutes"');
   const swaps: [RegExp | string, string][] = [
     [/^npm install && npm link.*$/m, '# npm install && npm link: `switchboard` on PATH runs this build'],
-    ['https://ntfy.sh/$TOPIC', `${ntfyUrl}/$TOPIC`],
+    ['--notify https://ntfy.sh ', `--notify ${ntfyUrl} `],
     ['http://192.168.1.20:8787', `http://127.0.0.1:${PORT}`],
   ];
   let script = block;
@@ -90,6 +90,8 @@ function guideScript(ntfyUrl: string): string {
     /^(switchboard setup claude-code .*)$/m,
     `$1\nperl -0pi -e 's/egress:\\n  allow: \\[\\]/egress:\\n  allow: ["127.0.0.1"]/' switchboard.yaml`,
   );
+  if (/openssl rand|export SB_|SWITCHBOARD_KEY=/.test(script))
+    throw new Error('README guide: keys come from switchboard init, never from the shell');
   return `set -euo pipefail\n${script}`;
 }
 
@@ -177,6 +179,10 @@ describe('the README five-minute guide', () => {
 
     // What the phone showed: the prompt with the command, where it runs, and the buttons.
     const prompt = phone.published.find((p) => p.actions?.some((a) => /approve/i.test(a.label)));
+    // On the topic setup made up and printed for the phone to subscribe to.
+    const topic = /ntfy app: \+ → topic (sb-[0-9a-f]{24}),/.exec(stdout)?.[1];
+    expect(topic, stdout).toBeDefined();
+    expect(prompt?.topic).toBe(topic);
     expect(prompt?.message).toContain('Bash: npm publish');
     expect(prompt?.message).toContain('project: your-project');
     expect(prompt?.message).toContain('branch: release');

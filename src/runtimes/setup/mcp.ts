@@ -49,9 +49,14 @@ export function mcpCommand(bridge: string = DEFAULT_BRIDGE_COMMAND): { command: 
   return { command: 'switchboard', args: ['mcp'] };
 }
 
-export function mcpServerEntry(scope: SettingsScope, options: { url: string; bridge?: string }): Json {
+export function mcpServerEntry(
+  scope: SettingsScope,
+  options: { url: string; bridge?: string; keyFile?: string },
+): Json {
   const env: Record<string, string> = { SWITCHBOARD_URL: options.url };
   if (scope === 'project') env[DEFAULT_KEY_ENV] = `\${${DEFAULT_KEY_ENV}}`;
+  // The path of this machine's agent key file, never the key: not in `.mcp.json`, which is shared.
+  else if (options.keyFile) env.SWITCHBOARD_KEY_FILE = options.keyFile;
   return { ...mcpCommand(options.bridge), env };
 }
 

@@ -53,8 +53,6 @@ describe('parseNotifyTarget', () => {
 
   it('refuses URLs that cannot be an ntfy topic, and names that cannot be a channel', () => {
     for (const bad of [
-      'https://ntfy.sh',
-      'https://ntfy.sh/',
       'ftp://ntfy.sh/topic',
       'https://user:pw@ntfy.sh/topic',
       'https://ntfy.sh/topic?auth=abc',
@@ -66,8 +64,11 @@ describe('parseNotifyTarget', () => {
     ]) {
       expect(parseNotifyTarget(bad).kind, bad).toBe('invalid');
     }
-    const p = parseNotifyTarget('https://ntfy.sh');
-    expect(p.kind === 'invalid' && p.problem).toMatch(/names no topic.*https:\/\/ntfy\.sh\/<topic>/);
+    // A server alone gets a new random topic: the guide never asks for `openssl rand`.
+    const p = parseNotifyTarget('https://ntfy.sh/');
+    expect(p).toMatchObject({ kind: 'ntfy', url: 'https://ntfy.sh', generated: true });
+    expect(p.kind === 'ntfy' && p.topic).toMatch(/^sb-[0-9a-f]{24}$/);
+    expect(parseNotifyTarget('https://ntfy.sh')).not.toEqual(p);
   });
 });
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import {
   type Document,
@@ -39,8 +40,14 @@ const NTFY_TOPIC = /^[-_A-Za-z0-9]{1,64}$/;
 
 export type NotifyTarget =
   | { kind: 'channel'; name: string }
-  | { kind: 'ntfy'; url: string; topic: string }
+  /** `generated`: the URL named no topic, so this one is new and random (an existing channel's wins). */
+  | { kind: 'ntfy'; url: string; topic: string; generated?: true }
   | { kind: 'invalid'; problem: string };
+
+/** A topic nobody can guess (ntfy's own advice): it carries approve links. 24 hex characters. */
+export function randomTopic(): string {
+  return `sb-${randomBytes(12).toString('hex')}`;
+}
 
 /** `--notify` takes a channel name from the config, or an ntfy topic URL `http(s)://host[/path]/<topic>`. */
 export function parseNotifyTarget(arg: string): NotifyTarget {
@@ -70,9 +77,7 @@ export function parseNotifyTarget(arg: string): NotifyTarget {
   }
   const segments = url.pathname.split('/').filter(Boolean);
   const topic = segments.pop();
-  if (!topic) {
-    return { kind: 'invalid', problem: `--notify URL names no topic; give ${usage}` };
-  }
+  if (!topic) return { kind: 'ntfy', url: url.origin, topic: randomTopic(), generated: true };
   if (!NTFY_TOPIC.test(decodeURIComponent(topic))) {
     return {
       kind: 'invalid',
@@ -104,6 +109,9 @@ export type NotifyConfigOutcome =
       /** What was added, for the one line the command prints. */
       added: string[];
       warnings: string[];
+      /** The ntfy server and topic the phone subscribes to (an ntfy target only). */
+      url?: string;
+      topic?: string;
     }
   | { kind: 'invalid'; problem: string };
 
@@ -149,6 +157,7 @@ export function planNotifyConfig(text: string, options: NotifyConfigOptions): No
 
   // The channel.
   let channel: string;
+  let topic: string | undefined = targetTopic(options.target);
   const target = options.target;
   if (target.kind === 'channel') {
     if (!isRecord(channels[target.name])) {
@@ -166,10 +175,11 @@ export function planNotifyConfig(text: string, options: NotifyConfigOptions): No
         c.type === 'ntfy' &&
         typeof c.url === 'string' &&
         c.url.replace(/\/+$/, '') === target.url &&
-        c.topic === target.topic,
+        (c.topic === target.topic || target.generated === true),
     );
     if (same) {
       channel = same[0];
+      topic = String((same[1] as Json).topic);
     } else {
       channel = options.channelName ?? DEFAULT_NOTIFY_CHANNEL;
       if (!CHANNEL_NAME.test(channel)) {
@@ -194,7 +204,7 @@ export function planNotifyConfig(text: string, options: NotifyConfigOptions): No
     }
     if (target.topic.length < SHORT_TOPIC_CHARS) {
       warnings.push(
-        `the ntfy topic "${target.topic}" is short: anyone who guesses a topic on a shared server reads its messages, approve links included; use a long random one (e.g. openssl rand -hex 12)`,
+        `the ntfy topic "${target.topic}" is short: anyone who guesses a topic on a shared server reads its messages, approve links included; use a long random one (give --notify the server alone, https://ntfy.sh, and setup makes one)`,
       );
     }
     const allow = isRecord(raw.egress) && Array.isArray(raw.egress.allow) ? raw.egress.allow : [];
@@ -266,8 +276,13 @@ export function planNotifyConfig(text: string, options: NotifyConfigOptions): No
     );
   }
 
-  if (edits.length === 0) return { kind: 'ok', text, changed: false, channel, added, warnings };
-  return { kind: 'ok', text: applyEdits(text, edits), changed: true, channel, added, warnings };
+  const sub = topic !== undefined && options.target.kind === 'ntfy' ? { topic, url: options.target.url } : {};
+  if (edits.length === 0) return { kind: 'ok', text, changed: false, channel, added, warnings, ...sub };
+  return { kind: 'ok', text: applyEdits(text, edits), changed: true, channel, added, warnings, ...sub };
+}
+
+function targetTopic(t: NotifyTarget): string | undefined {
+  return t.kind === 'ntfy' ? t.topic : undefined;
 }
 
 // ---- Editing -------------------------------------------------------------------------------------
