@@ -14,6 +14,16 @@ export const NOTIFY_RATE_PER_MINUTE = 6;
  * one digest, short enough that the owner still hears about progress within the minute.
  */
 export const PROGRESS_MERGE_WINDOW_SECONDS = 30;
+/**
+ * Alertmanager's `group_interval` order of magnitude: an agent in a loop failing the same way is
+ * told once at once and then once per ten minutes, with the count, instead of every few seconds.
+ */
+export const FLOOD_WINDOW_SECONDS = 600;
+/**
+ * Thirty priority messages an hour from one task is one every two minutes: past that the phone is
+ * being flooded, and every further one is recorded (`priority_cap`) rather than sent.
+ */
+export const PRIORITY_PER_HOUR = 30;
 /** After this many failed deliveries to a route's channels, its fallback channels are used. */
 export const FALLBACK_AFTER_FAILURES = 3;
 /** `detail` is for a phone screen, not a log dump; channels cut further to their own caps. */
@@ -43,6 +53,13 @@ export const notifyConfigSchema = z.strictObject({
   /** Sends per task per sliding minute; 0 turns the limit off. */
   rate_per_minute: z.number().int().min(0).default(NOTIFY_RATE_PER_MINUTE),
   progress_merge_window_seconds: z.number().int().min(0).max(3600).default(PROGRESS_MERGE_WINDOW_SECONDS),
+  /**
+   * The same `failed`/`blocked` text from one task or session again within this window is folded:
+   * the first is sent, then one digest ("failed 14× in 10 min"); 0 = every repeat is sent.
+   */
+  flood_window_seconds: z.number().int().min(0).max(86_400).default(FLOOD_WINDOW_SECONDS),
+  /** Priority messages per task (or session) per sliding hour; past it they are suppressed and audited; 0 = no cap. */
+  priority_per_hour: z.number().int().min(0).default(PRIORITY_PER_HOUR),
   /** Seed 000: "started" tells the owner nothing they did not already know. */
   send_started: z.boolean().default(false),
   /** `block`: a message with a secret is not sent at all; `mask`: the secret is replaced and it is sent. */

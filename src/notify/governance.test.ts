@@ -3,6 +3,7 @@ import {
   DONE_TURNS_KEPT,
   type Decision,
   decide,
+  dueAt,
   EMPTY_STATE,
   flush,
   type GovernanceConfig,
@@ -197,5 +198,64 @@ describe('progress digests', () => {
       state = r.state;
     }
     expect(state.sent).toEqual([]);
+  });
+});
+
+describe('floods of priority stages', () => {
+  const FLOOD: GovernanceConfig = { ...CFG, flood_window_seconds: 600, priority_per_hour: 30 };
+  const same = (stage: Report['stage'] = 'failed') => ({
+    ...report(stage, 'tests failed'),
+    fingerprint: 'same',
+  });
+
+  it('sends the first, folds the repeats, and sends one digest with the count when the window closes', () => {
+    let r = decide(EMPTY_STATE, same(), FLOOD, T0);
+    expect(r.decision).toMatchObject({ status: 'sent', lane: 'high' });
+    for (let i = 1; i < 14; i++) {
+      r = decide(r.state, same(), FLOOD, T0 + i * 30_000);
+      expect(r.decision).toEqual({ status: 'merged', reason: 'flood' });
+    }
+    expect(dueAt(r.state)).toBe(T0 + 600_000);
+    expect(flush(r.state, FLOOD, T0 + 599_999).decision.kind).toBe('none');
+    const f = flush(r.state, FLOOD, T0 + 600_000);
+    expect(f.decision.kind).toBe('flood');
+    if (f.decision.kind === 'flood') expect(f.decision.flood).toMatchObject({ count: 13, stage: 'failed' });
+    expect(f.state.flood).toBeUndefined();
+    // After the digest, the next repeat is news again: sent, and a new flood may follow.
+    expect(decide(f.state, same(), FLOOD, T0 + 601_000).decision).toMatchObject({ status: 'sent' });
+  });
+
+  it('sends a different text at once while a flood is open', () => {
+    let r = decide(EMPTY_STATE, same(), FLOOD, T0);
+    r = decide(r.state, same(), FLOOD, T0 + 1000);
+    const other = decide(r.state, report('blocked', 'needs a password'), FLOOD, T0 + 2000);
+    expect(other.decision).toMatchObject({ status: 'sent', lane: 'high' });
+    expect(decide(other.state, same(), FLOOD, T0 + 3000).decision).toEqual({
+      status: 'merged',
+      reason: 'flood',
+    });
+  });
+
+  it('caps priority messages per hour, and frees a slot when the oldest leaves the hour', () => {
+    const capped: GovernanceConfig = { ...FLOOD, priority_per_hour: 3 };
+    let state: NotifyState = EMPTY_STATE;
+    for (let i = 0; i < 3; i++) {
+      const r = decide(state, report('failed', `f${i}`), capped, T0 + i * 1000);
+      expect(r.decision.status).toBe('sent');
+      state = r.state;
+    }
+    const over = decide(state, report('failed', 'f3'), capped, T0 + 10_000);
+    expect(over.decision).toEqual({ status: 'rate_limited', reason: 'priority_cap' });
+    expect(decide(over.state, report('failed', 'f4'), capped, T0 + 3_600_001).decision.status).toBe('sent');
+  });
+
+  it('folds nothing with flood_window_seconds 0 and caps nothing with priority_per_hour 0', () => {
+    const off: GovernanceConfig = { ...CFG, flood_window_seconds: 0, priority_per_hour: 0 };
+    let state: NotifyState = EMPTY_STATE;
+    for (let i = 0; i < 50; i++) {
+      const r = decide(state, same(), off, T0 + i);
+      expect(r.decision.status).toBe('sent');
+      state = r.state;
+    }
   });
 });

@@ -16,6 +16,34 @@ export interface GovernanceConfig {
   rate_per_minute: number;
   progress_merge_window_seconds: number;
   send_started: boolean;
+  /** Repeats of the same `failed`/`blocked` text within this window are folded into one digest; 0/absent: off. */
+  flood_window_seconds?: number;
+  /** Priority messages per scope per hour; past it they are suppressed (`priority_cap`); 0/absent: no cap. */
+  priority_per_hour?: number;
+}
+
+/** The cap on priority messages counts sends in a sliding hour. */
+export const PRIORITY_WINDOW_MS = 3_600_000;
+
+/** Stages whose identical repeats are a flood (a loop failing the same way), not news. */
+const FLOOD_STAGES: ReadonlySet<Stage> = new Set(['failed', 'blocked']);
+
+/**
+ * The same `failed`/`blocked` text again within the window: the first was sent, the repeats are
+ * counted, and one message says how many there were when the window closes.
+ */
+export interface Flood {
+  stage: Stage;
+  fingerprint: string;
+  summary: string;
+  severity: Severity;
+  /** When the first of them was sent. */
+  opened_at: number;
+  due_at: number;
+  /** Repeats folded (the first, already sent, not counted). */
+  count: number;
+  event_id: string;
+  event_ids: string[];
 }
 
 export interface Digest {
@@ -40,6 +68,11 @@ export interface NotifyState {
   /** The turns whose `done` was sent (newest last, at most DONE_TURNS_KEPT): folding is per turn. */
   done_turns?: string[];
   digest?: Digest;
+  /** The last priority message sent: a repeat of its text within the flood window opens a flood. */
+  last_priority?: { fingerprint: string; at: number };
+  flood?: Flood;
+  /** Priority sends of the last hour (at most `priority_per_hour`), for the cap. */
+  priority_sent?: number[];
 }
 
 /**
@@ -69,8 +102,9 @@ export type Decision =
   | { status: 'sent'; lane: 'normal' | 'high'; mention: boolean; superseded?: Digest }
   | { status: 'queued'; due_at: number }
   | { status: 'merged'; reason: 'digest' | 'started_not_sent' }
+  | { status: 'merged'; reason: 'flood' }
   | { status: 'deduped'; reason: 'same_as_last' | 'done_already_sent' }
-  | { status: 'rate_limited' };
+  | { status: 'rate_limited'; reason?: 'priority_cap' };
 
 /**
  * The sends that can still count: those of the last minute, and of those only the newest `limit`.
@@ -113,16 +147,7 @@ export function decide(
   const base: NotifyState = { ...state, sent, last };
   const mention = report.severity === 'critical';
 
-  if (isPriority(report)) {
-    // A terminal failure makes a pending "still running" digest stale: it is recorded, not sent.
-    const superseded = report.stage === 'failed' ? state.digest : undefined;
-    const next: NotifyState = { ...base, sent: withSend(sent, now, cfg.rate_per_minute) };
-    if (superseded) delete next.digest;
-    return {
-      decision: { status: 'sent', lane: 'high', mention, ...(superseded ? { superseded } : {}) },
-      state: next,
-    };
-  }
+  if (isPriority(report)) return decidePriority(state, base, report, cfg, now);
   if (report.stage === 'started' && !cfg.send_started) {
     return { decision: { status: 'merged', reason: 'started_not_sent' }, state: base };
   }
@@ -184,9 +209,88 @@ export function decide(
   };
 }
 
+/**
+ * A priority report: sent at once, except a repeat of the last one's text within the flood window
+ * (folded into the flood's digest; the first is never silenced) and a send past the hourly cap.
+ */
+function decidePriority(
+  state: NotifyState,
+  base: NotifyState,
+  report: Report,
+  cfg: GovernanceConfig,
+  now: number,
+): { decision: Decision; state: NotifyState } {
+  const windowMs = (cfg.flood_window_seconds ?? 0) * 1000;
+  const flood = state.flood;
+  if (windowMs > 0 && FLOOD_STAGES.has(report.stage)) {
+    if (flood && flood.fingerprint === report.fingerprint && now < flood.due_at) {
+      const next: Flood = {
+        ...flood,
+        count: flood.count + 1,
+        event_id: report.event_id,
+        event_ids: [...flood.event_ids, report.event_id],
+      };
+      return { decision: { status: 'merged', reason: 'flood' }, state: { ...base, flood: next } };
+    }
+    const last = state.last_priority;
+    if (!flood && last && last.fingerprint === report.fingerprint && now < last.at + windowMs) {
+      const opened: Flood = {
+        stage: report.stage,
+        fingerprint: report.fingerprint,
+        summary: report.summary,
+        severity: report.severity,
+        opened_at: last.at,
+        due_at: last.at + windowMs,
+        count: 1,
+        event_id: report.event_id,
+        event_ids: [report.event_id],
+      };
+      return { decision: { status: 'merged', reason: 'flood' }, state: { ...base, flood: opened } };
+    }
+  }
+  const cap = cfg.priority_per_hour ?? 0;
+  const hour = recentPriority(state.priority_sent, now, cap);
+  if (cap > 0 && hour.length >= cap) {
+    return { decision: { status: 'rate_limited', reason: 'priority_cap' }, state: base };
+  }
+  // A terminal failure makes a pending "still running" digest stale: it is recorded, not sent.
+  const superseded = report.stage === 'failed' ? state.digest : undefined;
+  const next: NotifyState = {
+    ...base,
+    sent: withSend(base.sent, now, cfg.rate_per_minute),
+    last_priority: { fingerprint: report.fingerprint, at: now },
+  };
+  if (cap > 0) next.priority_sent = withSend(hour, now, cap);
+  if (superseded) delete next.digest;
+  return {
+    decision: {
+      status: 'sent',
+      lane: 'high',
+      mention: report.severity === 'critical',
+      ...(superseded ? { superseded } : {}),
+    },
+    state: next,
+  };
+}
+
+/** Priority sends of the last hour that can still count toward the cap (the newest `cap`). */
+function recentPriority(sent: number[] | undefined, now: number, cap: number): number[] {
+  if (cap === 0 || !sent) return [];
+  const inWindow = sent.filter((t) => t > now - PRIORITY_WINDOW_MS);
+  return inWindow.length > cap ? inWindow.slice(-cap) : inWindow;
+}
+
+/** When the scope next needs the digest worker: its progress digest or its flood, whichever is first. */
+export function dueAt(state: NotifyState): number | null {
+  const times = [state.digest?.due_at, state.flood?.due_at].filter((t): t is number => t !== undefined);
+  return times.length > 0 ? Math.min(...times) : null;
+}
+
 export type FlushDecision =
   | { kind: 'none' }
   | { kind: 'send'; digest: Digest }
+  /** A flood's window closed: one priority message says how many repeats it folded. */
+  | { kind: 'flood'; flood: Flood }
   /** The rate limit is full: the digest waits (and keeps merging) until a slot frees. */
   | { kind: 'postpone'; until: number };
 
@@ -196,6 +300,11 @@ export function flush(
   cfg: GovernanceConfig,
   now: number,
 ): { decision: FlushDecision; state: NotifyState } {
+  if (state.flood && state.flood.due_at <= now) {
+    const next: NotifyState = { ...state, sent: withSend(state.sent, now, cfg.rate_per_minute) };
+    delete next.flood;
+    return { decision: { kind: 'flood', flood: state.flood }, state: next };
+  }
   const digest = state.digest;
   if (!digest || digest.due_at > now) return { decision: { kind: 'none' }, state };
   const sent = recent(state.sent, now, cfg.rate_per_minute);

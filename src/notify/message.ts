@@ -1,6 +1,6 @@
 import type { ApprovalActions, Locale, Message, Severity, Stage } from './port.js';
 import { applyAliases, type ContentInput } from './content.js';
-import type { Digest } from './governance.js';
+import type { Digest, Flood } from './governance.js';
 import { prefix as cut } from '../text/index.js';
 
 /** Pure builders of the structured `Message` every channel renders. Recipients are never part of it. */
@@ -63,6 +63,31 @@ export function digestDraft(digest: Digest, who: Who, locale: Locale): Draft {
   };
   if (detail) m.detail = detail;
   return m;
+}
+
+/**
+ * A flood's digest: "failed 14× in 10 min · <the text>", on the priority lane like the first of them.
+ * The count includes the first message, which was sent on its own.
+ */
+export function floodDraft(flood: Flood, who: Who, locale: Locale): Draft {
+  const times = flood.count + 1;
+  const minutes = Math.max(1, Math.round((flood.due_at - flood.opened_at) / 60_000));
+  const head =
+    locale === 'zh'
+      ? `${minutes} 分钟内 ${flood.stage} ${times} 次 · `
+      : `${flood.stage} ${times}× in ${minutes} min · `;
+  return {
+    kind: 'progress',
+    stage: flood.stage,
+    severity: flood.severity,
+    title: title(who),
+    summary: cut(`${head}${flood.summary}`, 120),
+    detail:
+      locale === 'zh'
+        ? `同样的报告重复了 ${times} 次；第一次已单独发送。`
+        : `The same report came ${times} times; the first was sent on its own, the repeats are folded into this one.`,
+    ...base(who, locale),
+  };
 }
 
 export function approvalDraft(

@@ -73,6 +73,40 @@ describe.each(await dialects())('POST /v1/progress on %s', (dialect) => {
     });
   });
 
+  it('folds a flood of the same failure: the first at once, then one digest with the count', async () => {
+    const { seen } = await start();
+    for (let i = 0; i < 14; i++) {
+      clock = T0 + i * 30_000;
+      const res = await post({ stage: 'failed', summary: 'npm test failed', detail: 'exit 1' });
+      expect((await res.json()).status).toBe(i === 0 ? 'sent' : 'merged');
+    }
+    expect(seen).toHaveLength(1);
+    const folded = (await events('agent.notification.suppressed')).filter(
+      (e) => e.redacted_summary.reason === 'flood_folded',
+    );
+    expect(folded).toHaveLength(13);
+    clock = T0 + 600_000;
+    expect(await notify.flushDue()).toBe(1);
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).toMatchObject({ destination: 'phone', priority: 'high' });
+    expect(seen[1]?.message).toMatchObject({
+      stage: 'failed',
+      summary: 'failed 14× in 10 min · npm test failed',
+    });
+    const sent = (await events('agent.notification.sent')).at(-1);
+    expect(sent?.redacted_summary.flood).toMatchObject({ repeats: 14 });
+  });
+
+  it('caps priority messages per hour with an audited priority_cap suppression', async () => {
+    const { seen } = await start({ notify: { priority_per_hour: 2 } });
+    for (const summary of ['disk full', 'db down', 'queue stuck']) {
+      await post({ stage: 'blocked', summary });
+    }
+    expect(seen.map((d) => d.message.summary)).toEqual(['disk full', 'db down']);
+    const [capped] = await events('agent.notification.suppressed');
+    expect(capped?.redacted_summary).toMatchObject({ reason: 'priority_cap' });
+  });
+
   it('sends "failed" at once on the priority lane', async () => {
     const { seen } = await start();
     const res = await post({ stage: 'failed', summary: 'migration failed', severity: 'warn' });
@@ -148,8 +182,8 @@ describe.each(await dialects())('POST /v1/progress on %s', (dialect) => {
     await start();
     await post({ stage: 'blocked', summary: 'waiting for the DB' });
     const again = await post({ stage: 'blocked', summary: 'waiting for the DB' });
-    // blocked is always sent: de-duplication is for the merged stages
-    expect(await again.json()).toMatchObject({ status: 'sent' });
+    // blocked is never de-duplicated: a repeat is counted into the flood's digest instead
+    expect(await again.json()).toMatchObject({ status: 'merged' });
     await post({ stage: 'progress', summary: 'same' });
     expect(await (await post({ stage: 'progress', summary: 'same' })).json()).toMatchObject({
       status: 'deduped',

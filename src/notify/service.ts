@@ -7,8 +7,15 @@ import type { Db } from '../store/port.js';
 import type { NotifyConfig } from './config.js';
 import type { ProgressInput, ProgressResult, ProgressStatus, ReportContext } from './port.js';
 import { type ContentInput, gateContent, maskAll } from './content.js';
-import { type Decision, decide, EMPTY_STATE, flush, type NotifyState } from './governance.js';
-import { type Draft, digestDraft, progressDraft, redactForExternal, type Who } from './message.js';
+import { type Decision, decide, dueAt, EMPTY_STATE, flush, type NotifyState } from './governance.js';
+import {
+  type Draft,
+  digestDraft,
+  floodDraft,
+  progressDraft,
+  redactForExternal,
+  type Who,
+} from './message.js';
 import { type CompiledRoute, selectChannels } from './routes.js';
 import * as q from './sql.js';
 import { type ReplyTarget, replyLink } from './replies.js';
@@ -32,6 +39,10 @@ export type DispatchOutcome =
 /** Reasons recorded on `agent.notification.suppressed`; the payload says which report(s) it covers. */
 export type SuppressReason =
   | 'merged_into_digest'
+  /** The same failed/blocked text again within `flood_window_seconds`: counted into the flood's digest. */
+  | 'flood_folded'
+  /** Past `priority_per_hour` priority messages for this scope. */
+  | 'priority_cap'
   | 'started_not_sent'
   | 'same_as_last'
   | 'done_already_sent'
@@ -47,9 +58,14 @@ const SUPPRESS_REASON: Record<
   (d: Decision) => SuppressReason
 > = {
   merged: (d) =>
-    d.status === 'merged' && d.reason === 'started_not_sent' ? 'started_not_sent' : 'merged_into_digest',
+    d.status !== 'merged' || d.reason === 'digest'
+      ? 'merged_into_digest'
+      : d.reason === 'flood'
+        ? 'flood_folded'
+        : 'started_not_sent',
   deduped: (d) => (d.status === 'deduped' ? d.reason : 'same_as_last'),
-  rate_limited: () => 'rate_limit',
+  rate_limited: (d) =>
+    d.status === 'rate_limited' && d.reason === 'priority_cap' ? 'priority_cap' : 'rate_limit',
 };
 
 /**
@@ -336,10 +352,18 @@ export class Notifier {
         const state = await this.lock(tx, scope, now);
         const { decision, state: next } = flush(state, this.cfg, now);
         await this.save(tx, scope, next, now);
-        if (decision.kind !== 'send') return 0;
+        if (decision.kind !== 'send' && decision.kind !== 'flood') return 0;
         const ctx = state.ctx ?? { task_id: null, agent: '', owner: '', correlation_id: null };
-        const cause = await this.eventById(tx, decision.digest.event_id);
+        const latest = decision.kind === 'send' ? decision.digest.event_id : decision.flood.event_id;
+        const cause = await this.eventById(tx, latest);
         if (!cause) return 0;
+        if (decision.kind === 'flood') {
+          const f = decision.flood;
+          await this.dispatch(tx, floodDraft(f, ctx, this.cfg.locale), cause, 'high', ctx.owner, {
+            flood: { repeats: f.count + 1, reports: f.event_ids },
+          });
+          return 1;
+        }
         await this.dispatch(
           tx,
           digestDraft(decision.digest, ctx, this.cfg.locale),
@@ -363,7 +387,7 @@ export class Notifier {
   }
 
   private async save(tx: Db, scope: string, state: StoredState, now: number): Promise<void> {
-    await tx.query(q.saveState(scope, JSON.stringify(state), state.digest?.due_at ?? null, now));
+    await tx.query(q.saveState(scope, JSON.stringify(state), dueAt(state), now));
   }
 
   private async eventById(tx: Db, id: string): Promise<Envelope | undefined> {
