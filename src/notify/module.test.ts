@@ -78,7 +78,7 @@ describe.each(await dialects())('POST /v1/progress on %s', (dialect) => {
     for (let i = 0; i < 14; i++) {
       clock = T0 + i * 30_000;
       const res = await post({ stage: 'failed', summary: 'npm test failed', detail: 'exit 1' });
-      expect((await res.json()).status).toBe(i === 0 ? 'sent' : 'merged');
+      expect(((await res.json()) as { status: string }).status).toBe(i === 0 ? 'sent' : 'merged');
     }
     expect(seen).toHaveLength(1);
     const folded = (await events('agent.notification.suppressed')).filter(
