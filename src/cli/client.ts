@@ -54,8 +54,8 @@ export interface ClientOptions {
 }
 
 export interface ClientMessages {
-  /** The roles that may do this, in the order a key file of the local config is tried. */
-  roles: readonly Role[];
+  /** The roles that may do this, in the order a key file of the local config is tried (default: none). */
+  roles?: readonly Role[];
   /** When SWITCHBOARD_KEY is unset. */
   noKey: string;
   /** When the gateway answers 401. */
@@ -73,7 +73,7 @@ export async function gatewayCall(
 ): Promise<unknown> {
   const env = opts.env ?? process.env;
   const base = (opts.url ?? env.SWITCHBOARD_URL ?? DEFAULT_URL).replace(/\/+$/, '');
-  const key = clientKey(env, messages.roles);
+  const key = clientKey(env, messages.roles ?? []);
   if (!key) throw new Error(messages.noKey);
   let res: Response;
   try {
