@@ -8,18 +8,16 @@ export const HISTORY_LIMIT = 200;
 const OUTSIDE_KINDS = new Set(['web.fetch', 'web.search']);
 
 /**
- * Whose history an intent belongs to: the agent's session, else its task; undefined when the intent
- * names neither (an API call without a session has no history). The agent is part of the key, so one
- * agent naming another's session id cannot read or fill that session's history.
+ * Whose history an intent belongs to: its session, else its task; undefined when it names neither (an
+ * API call without a session has no history). Not the agent: a session's subagents (Claude Code's
+ * `agent_id`) act in the same session, and what one of them read is in the session either way.
  */
 export function historyKey(
-  agent: string | null | undefined,
   sessionId: string | null | undefined,
   taskId: string | null | undefined,
 ): string | undefined {
-  const who = agent ?? '';
-  if (sessionId) return `${who}\u0000s:${sessionId}`;
-  if (taskId) return `${who}\u0000t:${taskId}`;
+  if (sessionId) return `s:${sessionId}`;
+  if (taskId) return `t:${taskId}`;
   return undefined;
 }
 

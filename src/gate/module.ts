@@ -15,6 +15,7 @@ import {
 } from './service/holder.js';
 import { incidentRoutes } from './service/incident-routes.js';
 import { IncidentStore } from './service/incidents-store.js';
+import { HistoryStore } from './service/history-store.js';
 import { deriveCapabilityKey } from './service/keys.js';
 import { gateRoutes } from './service/routes.js';
 import { Gate } from './service/service.js';
@@ -83,6 +84,7 @@ export function gateModule(opts: GateModuleOptions = {}): GateModule {
       holder,
       incidents,
       signer,
+      history: new HistoryStore(s.db),
       ...(opts.intents ? { intents: opts.intents } : {}),
     });
     parts = { holder, incidents, signer, gate };

@@ -162,6 +162,11 @@ export interface GateService {
    * and reports what would change. Throws `validation_failed` (details: the lint lines) for a broken draft.
    */
   shadow?(req: ShadowRequest): Promise<ShadowReport>;
+  /**
+   * Marks a session (or, without one, a task) untrusted from now on, for content that reached it
+   * other than through a tool intent (an A2A message). Intents marked `untrusted` do this themselves.
+   */
+  markUntrusted?(scope: { session_id?: string; task_id?: string }, source: string): Promise<void>;
 }
 
 /**

@@ -83,3 +83,53 @@ export function selectRecentRevocations(limit: number): Sql {
     values: [limit],
   };
 }
+
+/** One decided intent of a session's (or task's) history; a repeat of the same request is a no-op. */
+export function insertHistory(h: {
+  eventId: string;
+  key: string;
+  at: number;
+  kind: string;
+  tool: string;
+  decision: string;
+  untrusted: boolean;
+  paths: string;
+  host: string;
+}): Sql {
+  return {
+    text: `INSERT INTO gate_history (event_id, session_key, at, kind, tool, decision, untrusted, paths, host)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (event_id) DO NOTHING`,
+    values: [h.eventId, h.key, h.at, h.kind, h.tool, h.decision, h.untrusted ? 1 : 0, h.paths, h.host],
+  };
+}
+
+/** The newest `limit` entries of a key before `before` (ms), newest first. */
+export function selectHistory(key: string, before: number, limit: number): Sql {
+  return {
+    text: `SELECT at, kind, tool, decision, untrusted, paths, host FROM gate_history
+             WHERE session_key = $1 AND at < $2 ORDER BY at DESC, event_id DESC LIMIT $3`,
+    values: [key, before, limit],
+  };
+}
+
+/** Drops a key's entries older than its newest `keep`. */
+export function trimHistory(key: string, keep: number): Sql {
+  return {
+    text: `DELETE FROM gate_history WHERE session_key = $1 AND event_id NOT IN (
+             SELECT event_id FROM gate_history WHERE session_key = $1 ORDER BY at DESC, event_id DESC LIMIT $2)`,
+    values: [key, keep],
+  };
+}
+
+/** Marks a session untrusted from `since`; the first mark stays. */
+export function insertUntrustedSession(key: string, since: number, source: string): Sql {
+  return {
+    text: `INSERT INTO gate_untrusted_sessions (session_key, since, source) VALUES ($1, $2, $3)
+             ON CONFLICT (session_key) DO NOTHING`,
+    values: [key, since, source],
+  };
+}
+
+export function selectUntrustedSession(key: string): Sql {
+  return { text: 'SELECT since FROM gate_untrusted_sessions WHERE session_key = $1', values: [key] };
+}

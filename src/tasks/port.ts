@@ -26,6 +26,8 @@ export interface TaskView {
   steps: number;
   /** Loop guard carried by everything the task causes. */
   lineage: { hop_count: number; depth: number };
+  /** The task was launched with untrusted input (a webhook payload): the gate's `session.untrusted`. */
+  untrusted_input?: boolean;
 }
 
 /** What admission asks the tasks module to do for an admitted webhook (or a person, or a resume). */

@@ -244,6 +244,7 @@ export function toView(row: TaskRow): TaskView {
     last_activity_at: iso(row.last_activity_at),
     steps: Number(row.steps),
     lineage: { hop_count: Number(row.hop_count), depth: Number(row.depth) },
+    untrusted_input: row.untrusted_ref !== null,
   };
 }
 

@@ -22,6 +22,10 @@ import type { PolicyHolder } from './holder.js';
 import type { IncidentStore } from './incidents-store.js';
 import { actionText, decisionEvents } from './record.js';
 import { compileDraft, runShadow } from './shadow.js';
+import type { HistoryStore } from './history-store.js';
+import { historyEntry, historyKey } from '../history.js';
+import { AppError } from '../../errors/index.js';
+import type { TaskView } from '../../tasks/port.js';
 
 const DAY_MS = 86_400_000;
 
@@ -33,6 +37,8 @@ export interface GateDeps {
   signer: CapabilitySigner | undefined;
   /** Classifies a runtime's own tool name for a dry run, as `POST /v1/gate/evaluate` does. */
   intents?: IntentReader;
+  /** CEL's `history` and `session.untrusted`, per session. */
+  history: HistoryStore;
 }
 
 /**
@@ -72,10 +78,24 @@ export class Gate implements GateService {
     const { s } = this.d;
     const draft = compileDraft(req.policyYaml);
     return runShadow(
-      { log: s.log, vault: s.vault, intents: this.d.intents, tenant: s.config.tenant.id, now: s.now },
+      {
+        log: s.log,
+        vault: s.vault,
+        intents: this.d.intents,
+        tenant: s.config.tenant.id,
+        now: s.now,
+        priorHistory: (key, before) => this.d.history.read(key, before),
+        taskUntrusted: async (id: string) => (await this.taskView(id))?.untrusted_input === true,
+      },
       draft,
       req,
     );
+  }
+
+  async markUntrusted(scope: { session_id?: string; task_id?: string }, source: string): Promise<void> {
+    const key = historyKey(scope.session_id, scope.task_id);
+    if (!key) throw new AppError('validation_failed', 'name the session_id or task_id to mark untrusted');
+    await this.d.history.markUntrusted(key, this.d.s.now(), source);
   }
 
   /** The facts `run` gathers, and the pure evaluation; without a signer no capability is minted. */
@@ -105,7 +125,10 @@ export class Gate implements GateService {
     const now = new Date(s.now());
     const tenant = s.config.tenant.id;
     const taskId = intent.task_id ?? ctx.principal.task_id ?? null;
-    const task = await this.taskFacts(taskId, now);
+    const view = await this.taskView(taskId);
+    const task = taskFacts(taskId, view, now);
+    const key = historyKey(intent.session_id, taskId);
+    const history = key ? await this.d.history.get(key) : undefined;
     const engineIntent: Intent = {
       tool: intent.tool,
       input: intent.input,
@@ -124,6 +147,11 @@ export class Gate implements GateService {
       task,
       budgets: { steps: task.steps ?? 0, wall_time_seconds: task.wall_time_seconds ?? 0 },
       frozen: await this.d.incidents.isFrozen(tenant, ctx.principal.name),
+      history: history?.entries ?? [],
+      session: {
+        id: intent.session_id ?? null,
+        untrusted: history?.untrustedSince != null || view?.untrusted_input === true,
+      },
       envelope: ctx.cause ?? previewEnvelope(engineIntent, ctx.principal, tenant, taskId, intent.session_id),
       ...(this.d.signer ? { signer: this.d.signer } : {}),
     };
@@ -199,17 +227,9 @@ export class Gate implements GateService {
     return decision;
   }
 
-  private async taskFacts(taskId: string | null, now: Date): Promise<Partial<TaskFacts>> {
-    if (!taskId || !isId('task', taskId) || !this.d.s.tasks)
-      return { id: taskId, steps: 0, wall_time_seconds: 0 };
-    const view = await this.d.s.tasks.get(taskId);
-    if (!view) return { id: taskId, steps: 0, wall_time_seconds: 0 };
-    return {
-      id: view.id,
-      owner: view.owner,
-      steps: view.steps,
-      wall_time_seconds: Math.max(0, Math.floor((now.getTime() - Date.parse(view.created_at)) / 1000)),
-    };
+  private async taskView(taskId: string | null): Promise<TaskView | undefined> {
+    if (!taskId || !isId('task', taskId) || !this.d.s.tasks) return undefined;
+    return this.d.s.tasks.get(taskId);
   }
 
   /** `agent.tool.requested`, unless the caller's event already is one; the raw input goes to the vault. */
@@ -316,6 +336,13 @@ export class Gate implements GateService {
       modifiedRef,
     );
     for (const e of events) await s.emit(e, tx);
+    // The intent joins its session's history; an approved plan's re-check is the same intent again.
+    if (!('event_id' in cause) || approved !== undefined) return;
+    const key = historyKey(cause.execution.session_id, cause.execution.task_id);
+    if (key) {
+      const entry = historyEntry(plan, decision.decision, new Date(cause.occurred_at));
+      await this.d.history.append(tx, key, cause.event_id, entry);
+    }
   }
 
   private seal(tx: Db, value: unknown) {
@@ -326,6 +353,16 @@ export class Gate implements GateService {
       db: tx,
     });
   }
+}
+
+function taskFacts(taskId: string | null, view: TaskView | undefined, now: Date): Partial<TaskFacts> {
+  if (!view) return { id: taskId, steps: 0, wall_time_seconds: 0 };
+  return {
+    id: view.id,
+    owner: view.owner,
+    steps: view.steps,
+    wall_time_seconds: Math.max(0, Math.floor((now.getTime() - Date.parse(view.created_at)) / 1000)),
+  };
 }
 
 /** What CEL sees as `envelope` when the intent came over the API and has no event yet. */

@@ -195,6 +195,12 @@ describe.each(await dialects())('shadow runs on %s', (dialect) => {
     expect(recent.body.evaluated).toBe(10);
     // Session 1 has no fetch: only its two rm -rf change.
     expect(recent.body.counts).toEqual({ 'allow→require_approval': 2 });
+    // A curl in session 0 now: its fetch was before the window, and the history table still has it.
+    await gate().evaluate(intentAt(4).intent, { principal });
+    const seeded = await shadow({ policy_yaml: DRAFT, since: '2h' });
+    expect(seeded.body.evaluated).toBe(11);
+    expect(seeded.body.counts).toEqual({ 'allow→require_approval': 2, 'allow→deny': 1 });
+    expect(seeded.body.changed.at(-1)).toMatchObject({ rule: 'no-curl-after-fetch', before: 'allow' });
     const iso = await shadow({ policy_yaml: DRAFT, since: new Date(h.clock.now + 60_000).toISOString() });
     expect(iso.body.evaluated).toBe(0);
   });

@@ -40,8 +40,13 @@ export interface ShadowDeps {
   intents: IntentReader | undefined;
   tenant: string;
   now: () => number;
-  /** The history an intent's session had before the window (the gate's history table), oldest first. */
-  priorHistory?: (key: string, before: number) => Promise<HistoryEntry[]>;
+  /** What a session had before the window (the gate's history tables): entries oldest first. */
+  priorHistory?: (
+    key: string,
+    before: number,
+  ) => Promise<{ entries: HistoryEntry[]; untrustedSince: number | null }>;
+  /** Whether a task was launched with untrusted input (a webhook payload). */
+  taskUntrusted?: (taskId: string) => Promise<boolean>;
 }
 
 /** `7d`, `24h`, `30m` back from now, or an ISO 8601 time; the ISO text `occurred_at` is compared with. */
@@ -103,7 +108,7 @@ function redecide(
   draft: CompiledPolicy,
   p: Pending,
   h: SessionHistory | undefined,
-  frozen: boolean,
+  facts: { frozen: boolean; fromWebhook: boolean },
 ): { decision: DecisionKind; rule: string | null } {
   const e = p.event;
   const d = evaluateWithTrace(draft, p.intent, {
@@ -112,9 +117,9 @@ function redecide(
     agent_id: e.actor.agent_id,
     task: { id: e.execution.task_id },
     envelope: p.envelope,
-    frozen,
+    frozen: facts.frozen,
     history: h?.entries ?? [],
-    session: { id: e.execution.session_id, untrusted: h?.untrusted ?? false },
+    session: { id: e.execution.session_id, untrusted: (h?.untrusted ?? false) || facts.fromWebhook },
   }).decision;
   const rule = GATE_REASONS.has(d.reason_code)
     ? null
@@ -140,11 +145,23 @@ export async function runShadow(deps: ShadowDeps, draft: CompiledPolicy, req: Sh
   const historyOf = async (key: string) => {
     let h = histories.get(key);
     if (!h) {
-      const entries = (await deps.priorHistory?.(key, Date.parse(since))) ?? [];
-      h = { entries: entries.slice(-HISTORY_LIMIT), untrusted: entries.some((e) => e.untrusted) };
+      const prior = await deps.priorHistory?.(key, Date.parse(since));
+      const entries = prior?.entries ?? [];
+      const untrusted = prior?.untrustedSince != null || entries.some((e) => e.untrusted);
+      h = { entries: entries.slice(-HISTORY_LIMIT), untrusted };
       histories.set(key, h);
     }
     return h;
+  };
+  const tasks = new Map<string, boolean>();
+  const taskUntrusted = async (id: string | null) => {
+    if (!id || !deps.taskUntrusted) return false;
+    let known = tasks.get(id);
+    if (known === undefined) {
+      known = await deps.taskUntrusted(id);
+      tasks.set(id, known);
+    }
+    return known;
   };
 
   let seq = afterSeq;
@@ -166,9 +183,11 @@ export async function runShadow(deps: ShadowDeps, draft: CompiledPolicy, req: Sh
       if (!p || !before) continue;
       pending.delete(e.causation_id!);
       // Decided once its recorded decision is known: a freeze shows only there.
-      const key = historyKey(p.event.actor.agent_id, p.event.execution.session_id, p.event.execution.task_id);
+      const key = historyKey(p.event.execution.session_id, p.event.execution.task_id);
       const h = key ? await historyOf(key) : undefined;
-      const after = redecide(deps, draft, p, h, e.redacted_summary['reason_code'] === 'FROZEN_READ_ONLY');
+      const frozen = e.redacted_summary['reason_code'] === 'FROZEN_READ_ONLY';
+      const fromWebhook = await taskUntrusted(p.event.execution.task_id);
+      const after = redecide(deps, draft, p, h, { frozen, fromWebhook });
       report.evaluated++;
       if (h) {
         const entry = historyEntry(p.intent, before, new Date(p.event.occurred_at));
