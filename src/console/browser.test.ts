@@ -421,6 +421,21 @@ describe.skipIf(!haveChromium)('the console in headless Chromium', () => {
     await ctx.close();
   }, 30_000);
 
+  it('switches away mode from the sessions page with the keyboard, and back', async () => {
+    const { ctx, page } = await signedIn(KEYS.approver, 390);
+    await page.goto(`${base}/console/sessions`);
+    const on = page.locator('#away-h ~ .scroll button', { hasText: 'Turn on' }).first();
+    await on.focus();
+    await Promise.all([page.waitForURL(/done=away_on/), page.keyboard.press('Enter')]);
+    await page.waitForSelector('text=Away mode is on');
+    await page.screenshot({ path: join(SCREENSHOTS, 'sessions-away-390.png'), fullPage: true });
+    const view = await fetch(`${base}/v1/away`, { headers: auth('approver') });
+    expect(await view.json()).toMatchObject({ away: true, changed_by: 'me' });
+    const off = page.locator('#away-h ~ .scroll button', { hasText: 'Turn off' }).first();
+    await Promise.all([page.waitForURL(/done=away_off/), off.click()]);
+    await ctx.close();
+  }, 30_000);
+
   it('takes screenshots of every page at 1280 and 390 px, none wider than a 360 px phone', async () => {
     const taskId = (await h.t.port(tasksPort).list!({ limit: 1 }))[0]!.id;
     const [someEvent] = await h.t.services.log.list({ type: 'agent.approval.requested', limit: 1 });

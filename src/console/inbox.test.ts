@@ -60,7 +60,9 @@ describe.each(DIALECTS)('the approvals inbox on %s', (dialect) => {
     expect(event!.envelope.redacted_summary['via']).toBe('console');
     const html = await (await page(h.t.app, '/console/', h.approver)).text();
     expect(html).toContain('<title>Approvals · Switchboard</title>');
-    expect(html).toMatch(/<td data-label="Decided by">me<\/td><td data-label="From">console<\/td>/);
+    expect(html).toMatch(
+      /<td data-label="Decided by"><div class="cell">me<\/div><\/td><td data-label="From"><div class="cell">console<\/div><\/td>/,
+    );
     expect(html).toContain('go ahead, watch the error rate');
   });
 
@@ -142,9 +144,9 @@ describe.each(DIALECTS)('the approvals inbox on %s', (dialect) => {
     const viaSlack = await ask(h, { action: 'a3', reason: 'r' });
     await approvals.decide(viaSlack, 'approve', { name: 'slack:U123', role: 'approver' });
     const html = await (await page(h.t.app, '/console/', h.approver)).text();
-    expect(html).toContain('<td data-label="From">API or CLI</td>');
-    expect(html).toContain('<td data-label="From">phone link (page or ntfy)</td>');
-    expect(html).toContain('<td data-label="From">Slack</td>');
+    expect(html).toContain('<td data-label="From"><div class="cell">API or CLI</div></td>');
+    expect(html).toContain('<td data-label="From"><div class="cell">phone link (page or ntfy)</div></td>');
+    expect(html).toContain('<td data-label="From"><div class="cell">Slack</div></td>');
     expect(surface('telegram:42', 'key', 'approved')).toBe('Telegram');
     expect(surface(null, undefined, 'expired')).toBe('nobody (it expired)');
   });

@@ -9,6 +9,7 @@ import { type Deps, defineModule } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
 import { deriveKey } from '../keys/derive.js';
 import { reachPort } from '../reach/port.js';
+import { awayPort } from '../signals/port.js';
 import { tasksPort } from '../tasks/port.js';
 import { consoleConfigSchema } from './config.js';
 import { type ConsoleEnv, html, wantsHtml } from './http.js';
@@ -33,6 +34,7 @@ const requires = {
   delivery: optional(deliveryPort),
   gate: optional(gatePort),
   reach: optional(reachPort),
+  away: optional(awayPort),
 };
 const sections = { console: consoleConfigSchema.prefault({}) };
 /** What the console's pages receive: the core, its `console:` section, and whichever ports run. */

@@ -129,13 +129,21 @@ export function table(headers: readonly string[], rows: readonly string[][], cap
   // Each cell carries its column's name: on a phone the CSS shows rows as `name: value` lines.
   const labels = headers.map((h) => ` data-label="${escapeHtml(h)}"`);
   const body = rows
-    .map((r) => `<tr>${r.map((cell, i) => `<td${labels[i] ?? ''}>${cell}</td>`).join('')}</tr>`)
+    .map((r) => `<tr>${r.map((cell, i) => `<td${labels[i] ?? ''}>${wrapCell(cell)}</td>`).join('')}</tr>`)
     .join('\n');
   return `<div class="scroll"><table>${caption ? `<caption>${escapeHtml(caption)}</caption>` : ''}
 <thead><tr>${head}</tr></thead>
 <tbody>
 ${body}
 </tbody></table></div>`;
+}
+
+/**
+ * A cell's content in one box: on a phone a cell is a grid of its label and its content, and a cell
+ * of several parts (a badge and a note, a count and a time) would otherwise wrap part by part.
+ */
+function wrapCell(cell: string): string {
+  return cell === '' ? '' : `<div class="cell">${cell}</div>`;
 }
 
 /** A state as a coloured word; the class is picked from a fixed list, never from the data. */
@@ -169,6 +177,7 @@ export function badge(state: string): string {
     half_open: 'warn',
     stalled: 'warn',
     away: 'warn',
+    'at desk': 'ok',
     ended: 'mute',
     active: 'info',
     read: 'ok',

@@ -65,6 +65,8 @@ const NOTICES = {
   replayed: 'Replayed; the deliveries are pending again.',
   test_sent: 'The test message is queued; its attempts show below.',
   signed_out: 'Signed out.',
+  away_on: 'Away mode is on: prompts no rule decides go to the phone.',
+  away_off: 'Away mode is off: prompts stay at the desk.',
 } as const;
 export type NoticeKey = keyof typeof NOTICES;
 

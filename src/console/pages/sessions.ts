@@ -1,8 +1,10 @@
 import type { Envelope } from '../../envelope/index.js';
-import { html } from '../http.js';
+import { AppError } from '../../errors/index.js';
+import type { AwayView } from '../../signals/port.js';
+import { fields, html } from '../http.js';
 import type { ConsoleCtx } from '../module.js';
-import { badge, escapeHtml, layout, link, short, table, when, idLabel } from '../shell.js';
-import { APPROVER_OR_ADMIN, type ConsoleRouter, frame, guard } from './common.js';
+import { badge, escapeHtml, flash, hidden, idLabel, layout, link, short, table, when } from '../shell.js';
+import { APPROVER_OR_ADMIN, type ConsoleRouter, done, frame, guard, need, notice } from './common.js';
 
 /**
  * Interactive sessions, read from the log: every event a runtime's hooks produce carries its session
@@ -16,6 +18,10 @@ export const SESSION_EVENTS_READ = 1000;
  */
 export const SESSION_STALL_SECONDS = 600;
 const AWAY_EVENTS_READ = 100;
+/** Tasks looked up for their owner (whose away switch a session follows). */
+const OWNERS_READ = 50;
+/** As `PUT /v1/away` takes it. */
+const OWNER_MAX = 200;
 
 export interface SessionSummary {
   id: string;
@@ -80,32 +86,45 @@ export function summarize(events: readonly Envelope[], now: number, stallMs: num
     .sort((a, b) => b.last_at.localeCompare(a.last_at));
 }
 
-interface AwayRow {
-  owner: string;
-  away: boolean;
-  by: string | null;
-  at: string;
+/** The owners whose away mode was switched lately (newest first), the tenant's own first of all. */
+function switchedOwners(events: readonly Envelope[]): string[] {
+  const owners = new Set<string>(['']);
+  for (const e of events) {
+    const owner = e.redacted_summary['owner'];
+    if (typeof owner === 'string') owners.add(owner);
+  }
+  return [...owners];
 }
 
-function awayStates(events: readonly Envelope[]): AwayRow[] {
-  const seen = new Map<string, AwayRow>();
-  for (const e of events) {
-    const owner = typeof e.redacted_summary['owner'] === 'string' ? e.redacted_summary['owner'] : '';
-    if (seen.has(owner)) continue;
-    seen.set(owner, {
-      owner,
-      away: e.redacted_summary['effective'] === true || e.redacted_summary['away'] === true,
-      by: e.actor.user_id,
-      at: e.occurred_at,
-    });
-  }
-  return [...seen.values()];
+function awayReason(v: AwayView): string {
+  if (v.reason === 'switched_on') return 'switched on';
+  if (v.reason === 'switched_off') return 'switched off';
+  if (v.reason === 'no_input') return `no typed prompt for ${v.auto_after_idle_seconds} s`;
+  return 'never switched';
+}
+
+function awaySwitch(v: AwayView, csrf: string | null): string {
+  const owner = v.owner ? `<input type="hidden" name="owner" value="${escapeHtml(v.owner)}">` : '';
+  const to = v.away ? 'off' : 'on';
+  return `<form class="inline" method="post" action="/console/away">${hidden(csrf)}${owner}<input type="hidden" name="away" value="${to}"><button type="submit">Turn ${to}</button></form>`;
+}
+
+function awayRows(views: readonly AwayView[], csrf: string | null, now: number): string[][] {
+  return views.map((v) => [
+    escapeHtml(v.owner === '' ? 'everyone (the tenant’s switch)' : v.owner),
+    `${badge(v.effective ? 'away' : 'active')} <small class="mute">${escapeHtml(awayReason(v))}</small>`,
+    escapeHtml(v.changed_by ?? '—'),
+    when(v.changed_at, now),
+    awaySwitch(v, csrf),
+  ]);
 }
 
 export function sessionPages(r: ConsoleRouter, ctx: ConsoleCtx): void {
-  r.get('/console/sessions', guard(ctx, APPROVER_OR_ADMIN), async (c) => {
+  const people = guard(ctx, APPROVER_OR_ADMIN);
+
+  r.get('/console/sessions', people, async (c) => {
     const now = ctx.deps.now();
-    const [recent, away] = await Promise.all([
+    const [recent, awayEvents] = await Promise.all([
       ctx.deps.log.list({ newestFirst: true, limit: SESSION_EVENTS_READ }),
       ctx.deps.log.list({ type: 'agent.away.changed', newestFirst: true, limit: AWAY_EVENTS_READ }),
     ]);
@@ -114,30 +133,77 @@ export function sessionPages(r: ConsoleRouter, ctx: ConsoleCtx): void {
       now,
       SESSION_STALL_SECONDS * 1000,
     );
-    const rows = sessions.map((s) => [
-      short(s.id, 18),
-      escapeHtml(s.runtime ?? '—'),
-      escapeHtml(s.agent ?? '—'),
-      s.task_id ? link('/console/tasks/', s.task_id, idLabel(s.task_id)) : '<span class="mute">—</span>',
-      when(s.last_at, now),
-      `<code class="type">${escapeHtml(s.last_type)}</code>`,
-      String(s.events),
-      [
-        badge(s.ended ? 'ended' : 'active'),
-        s.stalled ? badge('stalled') : '',
-        s.waiting > 0 ? `<a href="/console/">${badge('pending')} ${s.waiting}</a>` : '',
-      ].join(' '),
-    ]);
-    const awayRows = awayStates(away.map((e) => e.envelope)).map((a) => [
-      escapeHtml(a.owner === '' ? 'everyone (tenant)' : a.owner),
-      badge(a.away ? 'away' : 'active'),
-      escapeHtml(a.by ?? '—'),
-      when(a.at, now),
-    ]);
-    const body = `<section aria-labelledby="away-h"><h2 id="away-h">Away mode</h2>
-${awayRows.length ? table(['Owner', 'State', 'Switched by', 'When'], awayRows) : '<p class="empty">Away mode was never switched; prompts stay at the desk.</p>'}</section>
+    const away = ctx.deps.away;
+    const owners = await taskOwners(ctx, sessions);
+    const switched = switchedOwners(awayEvents.map((e) => e.envelope));
+    const wanted = new Set([...switched, ...owners.values()]);
+    const views = away ? await Promise.all([...wanted].map((o) => away.read(o))) : [];
+    const byOwner = new Map(views.map((v) => [v.owner, v]));
+    const awayOf = (s: SessionSummary) => byOwner.get((s.task_id && owners.get(s.task_id)) || '');
+    const rows = sessions.map((s) => {
+      const a = awayOf(s);
+      return [
+        short(s.id, 18),
+        escapeHtml(s.runtime ?? '—'),
+        escapeHtml(s.agent ?? '—'),
+        s.task_id ? link('/console/tasks/', s.task_id, idLabel(s.task_id)) : '<span class="mute">—</span>',
+        when(s.last_at, now),
+        `<code class="type">${escapeHtml(s.last_type)}</code>`,
+        String(s.events),
+        [
+          badge(s.ended ? 'ended' : 'active'),
+          s.stalled ? badge('stalled') : '',
+          s.waiting > 0 ? `<a href="/console/">${badge('pending')} ${s.waiting}</a>` : '',
+        ].join(' '),
+        a ? badge(a.effective ? 'away' : 'at desk') : '<span class="mute">—</span>',
+      ];
+    });
+    const csrf = c.get('session')?.csrf ?? null;
+    // The tenant's switch and the owners switched lately; an owner only seen on a task follows the tenant.
+    const shown = views.filter((v) => switched.includes(v.owner));
+    const awaySection = away
+      ? `<p class="mute">While away, permission prompts no rule decided go to the phone (docs/signals.md); a session follows its task owner's switch, or the tenant's.</p>
+${table(['Owner', 'State', 'Switched by', 'When', ''], awayRows(shown, csrf, now))}`
+      : '<p class="empty">The signals module is not running: no away mode.</p>';
+    const body = `${flash(notice(c))}<section aria-labelledby="away-h"><h2 id="away-h">Away mode</h2>
+${awaySection}</section>
 <section aria-labelledby="sessions-h"><h2 id="sessions-h">Sessions <small class="mute">from the newest ${SESSION_EVENTS_READ} events; stalled after ${SESSION_STALL_SECONDS / 60} quiet minutes</small></h2>
-${table(['Session', 'Runtime', 'Agent', 'Task', 'Last activity', 'Last event', 'Events', 'State'], rows)}</section>`;
+${table(['Session', 'Runtime', 'Agent', 'Task', 'Last activity', 'Last event', 'Events', 'State', 'Away'], rows)}</section>`;
     return html(c, layout('Sessions', await frame(c, ctx, 'sessions'), body));
   });
+
+  /** The away switch: as `PUT /v1/away`, approvers and admins, recorded with the person's name. */
+  r.post('/console/away', people, async (c) => {
+    const away = need(ctx.deps.away, 'signals', 'away mode');
+    const { one } = fields(c.get('form'), ['owner', 'away']);
+    if (one.away !== 'on' && one.away !== 'off') throw new AppError('bad_request', '`away` is on or off');
+    const owner = one.owner?.trim() || undefined;
+    if (owner !== undefined && owner.length > OWNER_MAX)
+      throw new AppError('bad_request', '`owner` is a name of at most 200 characters');
+    const view = await away.set({
+      ...(owner ? { owner } : {}),
+      away: one.away === 'on',
+      by: c.get('principal').name,
+    });
+    return done(
+      c,
+      '/console/sessions',
+      view.away ? 'away_on' : 'away_off',
+      view as unknown as Record<string, unknown>,
+    );
+  });
+}
+
+/** The owner of each session's task (a session follows its owner's away switch). */
+async function taskOwners(
+  ctx: ConsoleCtx,
+  sessions: readonly SessionSummary[],
+): Promise<Map<string, string>> {
+  const tasks = ctx.deps.tasks;
+  const ids = [...new Set(sessions.map((s) => s.task_id).filter((id): id is string => id !== null))];
+  const out = new Map<string, string>();
+  if (!tasks) return out;
+  const found = await Promise.all(ids.slice(0, OWNERS_READ).map((id) => tasks.get(id)));
+  for (const t of found) if (t?.owner) out.set(t.id, t.owner);
+  return out;
 }
