@@ -327,6 +327,8 @@ describe.skipIf(!haveChromium)('the console in headless Chromium', () => {
     const { ctx, page } = await signedIn(KEYS.admin);
     await page.goto(`${base}/console/deliveries`);
     const group = page.locator('#dlq-h + .scroll tr', { hasText: 'flaky' });
+    await group.waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'dlq-1280.png') });
     await Promise.all([page.waitForURL(/done=replayed/), group.locator('button').click()]);
     await until(async () => rx.hits.filter((x) => x.url.startsWith('/flaky')).length > before);
     await page.goto(`${base}/console/deliveries/${id}`);
@@ -493,6 +495,10 @@ describe.skipIf(!haveChromium)('the console in headless Chromium', () => {
     const background = await darkPage.evaluate<string>('getComputedStyle(document.body).backgroundColor');
     expect(background).toBe('rgb(15, 18, 22)');
     await darkPage.screenshot({ path: join(SCREENSHOTS, 'approvals-dark-1280.png') });
+    // The charts take their colours from the style sheet's dark variables.
+    await darkPage.goto(`${base}/console/metrics`);
+    await darkPage.waitForSelector('[data-chart="webhooks"] canvas');
+    await darkPage.screenshot({ path: join(SCREENSHOTS, 'metrics-dark-1280.png') });
     await dark.close();
     for (const width of [390, 1280]) {
       const login = await (await browser.newContext({ viewport: { width, height: 800 } })).newPage();
