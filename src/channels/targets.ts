@@ -96,9 +96,24 @@ export async function judgeChannelUrls(
         out.push({
           level: v.reason === 'unresolvable' ? 'warn' : 'fail',
           channel,
-          message: `${where}: refused by the egress guard (${v.reason}: ${v.detail})`,
+          message: `${where}: refused by the egress guard (${v.reason}: ${v.detail})${egressFix(t.url, v.reason)}`,
         });
     }
   }
   return out;
+}
+
+/**
+ * How to let a refused URL through on purpose, for the reasons `egress.allow` can lift (a LAN or
+ * loopback host, plain HTTP, a port); nothing for metadata or a malformed URL, which stay refused.
+ */
+export function egressFix(url: string, reason: string): string {
+  if (!['https_required', 'private_address', 'port'].includes(reason)) return '';
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return '';
+  }
+  return `; fix: use its https:// address, or if this host is yours (a LAN or loopback server) add "${host}" to egress.allow`;
 }

@@ -189,6 +189,10 @@ setup
     '--notify <channel>',
     "also add the MCP server and route this machine's agents to <channel>: a channel name from switchboard.yaml or an ntfy topic URL (https://ntfy.sh/<topic>)",
   )
+  .option(
+    '--allow-plain-http',
+    'with --notify http://<LAN or loopback ntfy>/…: add its host to egress.allow (refused without it: the egress guard drops plain HTTP)',
+  )
   .option('--channel-name <name>', 'with --notify <ntfy URL>: name of the channel to add (default: phone)')
   .option(
     '--agent <key name>',

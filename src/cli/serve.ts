@@ -2,7 +2,7 @@ import { handleSignals, startServer } from '../server/serve.js';
 import { existsSync } from 'node:fs';
 import { loadCliConfig } from './context.js';
 import { lintConfigFile } from './policy.js';
-import { noKeysMessage, startupSummary, tallyKeys, usableKeyCount } from './startup.js';
+import { channelWarnings, noKeysMessage, startupSummary, tallyKeys, usableKeyCount } from './startup.js';
 
 export interface ServeOptions {
   config?: string;
@@ -30,6 +30,8 @@ export async function run(opts: ServeOptions, env: NodeJS.ProcessEnv = process.e
   process.stderr.write(
     `switchboard ready (${loaded.source})\n${startupSummary(config, env, server.url)
       .map((l) => `  ${l}\n`)
+      .join('')}${channelWarnings(config, env)
+      .map((l) => `${l}\n`)
       .join('')}`,
   );
   handleSignals(server, config.server.shutdown_timeout_ms);

@@ -353,6 +353,30 @@ describe('switchboard setup claude-code --notify', () => {
     expect(out.join('')).toContain(`topic ${topic},`);
   });
 
+  it('refuses a plain-HTTP ntfy unless --allow-plain-http, which adds its host to egress.allow', async () => {
+    const before = snapshot();
+    await expect(
+      run({ ...where(), ...io(), notify: 'http://192.168.1.5/agents-topic-0123456789' }),
+    ).rejects.toThrow(
+      /plain HTTP, which the egress guard refuses .*pass --allow-plain-http to add "192\.168\.1\.5" to egress\.allow/,
+    );
+    expect(snapshot()).toEqual(before);
+    await run({
+      ...where(),
+      ...io(),
+      notify: 'http://192.168.1.5/agents-topic-0123456789',
+      allowPlainHttp: true,
+    });
+    const { config } = loadConfig({ path: configFile(), env: {} });
+    expect(config.egress.allow).toEqual(['192.168.1.5']);
+    expect(out.join('')).toContain('egress.allow "192.168.1.5" (plain HTTP on purpose)');
+    // The guard now lets the channel through.
+    const { channelVerdicts } = await import('./startup.js');
+    expect(channelVerdicts(config, {})).toEqual([
+      { channel: 'phone', type: 'ntfy', verdict: 'egress ok', refused: false },
+    ]);
+  });
+
   it('uses the config SWITCHBOARD_CONFIG names, as serve does', async () => {
     const other = join(dir, 'elsewhere.yaml');
     writeFileSync(other, EXAMPLE_CONFIG);

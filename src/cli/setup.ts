@@ -40,6 +40,8 @@ export interface SetupClaudeCodeOptions {
   agent?: string[];
   /** Written to `server.public_url`: where the phone's Approve/Deny buttons reach the gateway. */
   publicUrl?: string;
+  /** With an http:// ntfy URL: add its host to egress.allow (a LAN or loopback server, on purpose). */
+  allowPlainHttp?: boolean;
   /** The Switchboard config to edit (default: $SWITCHBOARD_CONFIG, else ./switchboard.yaml). */
   config?: string;
   cwd?: string;
@@ -102,7 +104,7 @@ export async function run(opts: SetupClaudeCodeOptions = {}): Promise<SetupOutco
   );
   const transport: HookTransport = pick({ command: opts.command, http: opts.http }, 'command', 'transport');
   if (opts.notify === undefined) {
-    const stray = (['channelName', 'agent', 'publicUrl', 'config'] as const).filter(
+    const stray = (['channelName', 'agent', 'publicUrl', 'config', 'allowPlainHttp'] as const).filter(
       (k) => opts[k] !== undefined,
     );
     if (stray.length > 0) {
@@ -229,6 +231,7 @@ async function planNotify(
     ...(opts.channelName !== undefined ? { channelName: opts.channelName } : {}),
     ...(opts.agent?.length ? { agents: opts.agent } : {}),
     ...(opts.publicUrl !== undefined ? { publicUrl: opts.publicUrl } : {}),
+    ...(opts.allowPlainHttp ? { allowPlainHttp: true } : {}),
     env: where.env,
   });
   if (planned.kind === 'invalid') throw new Error(`${configFile}: ${planned.problem}`);

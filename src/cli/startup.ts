@@ -1,4 +1,4 @@
-import { channelTargets } from '../channels/targets.js';
+import { channelTargets, egressFix } from '../channels/targets.js';
 import type { ApiKeyConfig } from '../config/schema.js';
 import { checkUrlStatic, compileEgressPolicy } from '../egress/index.js';
 import { keySecret } from '../kernel/auth.js';
@@ -50,6 +50,8 @@ export interface ChannelVerdict {
   /** `ok`, or the guard's refusal with its reason. */
   verdict: string;
   refused: boolean;
+  /** What to change, for a refusal. */
+  fix?: string;
 }
 
 /** Every channel URL judged without a lookup, as the delivery engine judges it at enqueue. */
@@ -58,10 +60,17 @@ export function channelVerdicts(config: Config, env: NodeJS.ProcessEnv): Channel
   return Object.entries(config.channels).map(([channel, entry]) => {
     const type = String((entry as { type?: unknown }).type ?? '?');
     for (const t of channelTargets(entry, (k) => env[k])) {
-      if (t.url === undefined) return { channel, type, verdict: `$${t.env} is not set`, refused: true };
+      if (t.url === undefined)
+        return { channel, type, verdict: `$${t.env} is not set`, refused: true, fix: `set $${t.env}` };
       const v = checkUrlStatic(t.url, policy);
       if (v.kind === 'blocked')
-        return { channel, type, verdict: `refused by egress (${v.reason}: ${v.detail})`, refused: true };
+        return {
+          channel,
+          type,
+          verdict: `refused by egress (${v.reason}: ${v.detail})`,
+          refused: true,
+          fix: egressFix(t.url, v.reason).replace(/^; fix: /, '') || 'point it at a public https:// URL',
+        };
     }
     return { channel, type, verdict: 'egress ok', refused: false };
   });
@@ -88,4 +97,14 @@ export function startupSummary(config: Config, env: NodeJS.ProcessEnv, url: stri
     `triggers   ${triggers.length ? triggers.join(', ') : 'none'}`,
   ];
   return lines;
+}
+
+/** One loud line per channel that can never deliver: every message to it would be recorded blocked. */
+export function channelWarnings(config: Config, env: NodeJS.ProcessEnv): string[] {
+  return channelVerdicts(config, env)
+    .filter((c) => c.refused)
+    .map(
+      (c) =>
+        `WARNING: channel ${c.channel} will never deliver: ${c.verdict}; every message to it is recorded blocked. Fix: ${c.fix}`,
+    );
 }

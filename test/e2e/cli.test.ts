@@ -281,6 +281,10 @@ describe('switchboard CLI', () => {
     );
     expect(err).toContain('sources    github → POST /v1/ingress/github');
     expect(err).toContain('triggers   none');
+    expect(err).toContain(
+      'WARNING: channel phone will never deliver: refused by egress (https_required: plain http to 192.168.1.5 needs the host in egress.allow); every message to it is recorded blocked. Fix: use its https:// address, or if this host is yours (a LAN or loopback server) add "192.168.1.5" to egress.allow',
+    );
+    expect(err).not.toMatch(/WARNING: channel hook/);
     expect(err).not.toContain('a'.repeat(24));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     child.kill('SIGTERM');

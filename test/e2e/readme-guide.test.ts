@@ -76,7 +76,8 @@ function guideScript(ntfyUrl: string): string {
   if (!block) throw new Error('README: no sh block under "## Five minutes"');
   const swaps: [RegExp | string, string][] = [
     [/^npm install && npm link.*$/m, '# npm install && npm link: `switchboard` on PATH runs this build'],
-    ['--notify https://ntfy.sh ', `--notify ${ntfyUrl} `],
+    // The stand-in is plain HTTP on loopback: what --allow-plain-http is for (ntfy.sh is https).
+    ['--notify https://ntfy.sh ', `--notify ${ntfyUrl} --allow-plain-http `],
     ['http://192.168.1.20:8787', `http://127.0.0.1:${PORT}`],
   ];
   let script = block;
@@ -85,11 +86,6 @@ function guideScript(ntfyUrl: string): string {
     if (next === script) throw new Error(`README guide changed: ${String(from)} is no longer in it`);
     script = next;
   }
-  // The stand-in is plain HTTP on loopback, which the egress guard refuses unless allowed (ntfy.sh is not).
-  script = script.replace(
-    /^(switchboard setup claude-code .*)$/m,
-    `$1\nperl -0pi -e 's/egress:\\n  allow: \\[\\]/egress:\\n  allow: ["127.0.0.1"]/' switchboard.yaml`,
-  );
   if (/openssl rand|export SB_|SWITCHBOARD_KEY=/.test(script))
     throw new Error('README guide: keys come from switchboard init, never from the shell');
   return `set -euo pipefail\n${script}`;

@@ -274,12 +274,16 @@ channels:
     expect(planNotifyConfig('a: [\n', { target: ntfy }).kind).toBe('invalid');
   });
 
-  it('warns about a short topic and a plain-HTTP server', () => {
-    const plan = ok(
-      planNotifyConfig(mine, { target: { kind: 'ntfy', url: 'http://ntfy.lan', topic: 'agents' } }),
+  it('warns about a short topic, and refuses a plain-HTTP server unless allowed on purpose', () => {
+    const http = { kind: 'ntfy' as const, url: 'http://ntfy.lan', topic: 'agents' };
+    const refused = planNotifyConfig(mine, { target: http });
+    expect(refused.kind === 'invalid' && refused.problem).toMatch(
+      /plain HTTP.*--allow-plain-http.*"ntfy\.lan"/,
     );
+    const plan = ok(planNotifyConfig(mine, { target: http, allowPlainHttp: true }));
     expect(plan.warnings.join('\n')).toMatch(/"agents" is short/);
-    expect(plan.warnings.join('\n')).toMatch(/plain HTTP.*egress\.allow/);
+    expect(plan.added).toContain('egress.allow "ntfy.lan" (plain HTTP on purpose)');
+    expect(load(plan.text).egress.allow).toEqual(['ntfy.lan']);
     const allowed = ok(
       planNotifyConfig(`${mine}egress:\n  allow: [ntfy.lan]\n`, {
         target: { kind: 'ntfy', url: 'http://ntfy.lan', topic: 'agents-0123456789abcdef' },

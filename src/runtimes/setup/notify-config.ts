@@ -96,6 +96,8 @@ export interface NotifyConfigOptions {
   agents?: string[];
   /** Written to `server.public_url` when given. */
   publicUrl?: string;
+  /** A plain-HTTP ntfy (a LAN or loopback server) on purpose: its host is added to `egress.allow`. */
+  allowPlainHttp?: boolean;
   /** SWITCHBOARD_PUBLIC_URL counts as a public URL (the loader applies it over the file). */
   env?: NodeJS.ProcessEnv;
 }
@@ -208,10 +210,17 @@ export function planNotifyConfig(text: string, options: NotifyConfigOptions): No
       );
     }
     const allow = isRecord(raw.egress) && Array.isArray(raw.egress.allow) ? raw.egress.allow : [];
-    if (target.url.startsWith('http:') && !allow.includes(new URL(target.url).hostname)) {
-      warnings.push(
-        `${target.url} is plain HTTP: the egress guard refuses it unless its host is listed under egress.allow`,
-      );
+    const host = new URL(target.url).hostname;
+    if (target.url.startsWith('http:') && !allow.includes(host)) {
+      // Refused, not warned: a channel the guard refuses would drop every approval without a sound.
+      if (!options.allowPlainHttp) {
+        return {
+          kind: 'invalid',
+          problem: `${target.url} is plain HTTP, which the egress guard refuses (every message to it would be dropped as blocked); nothing was changed. For an ntfy on your LAN or this machine, pass --allow-plain-http to add "${host}" to egress.allow; otherwise use its https:// URL`,
+        };
+      }
+      edits.push({ kind: 'seq', path: ['egress', 'allow'], value: host });
+      added.push(`egress.allow "${host}" (plain HTTP on purpose)`);
     }
   }
 
