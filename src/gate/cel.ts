@@ -59,6 +59,11 @@ const HINTS: Record<string, string> = {
   envelope: 'read a field, e.g. envelope.type',
   kind: 'compare it with a kind name, e.g. kind == "shell"',
   tool: 'compare it with a tool name, e.g. tool == "Bash"',
+  budgets: 'read a counter, e.g. budgets.steps_left > 0 (has(budgets.steps_left) when it may be absent)',
+  now: 'compare a part of it, e.g. now.getHours("Europe/Berlin") < 18, or with timestamp("2026-01-01T00:00:00Z")',
+  runtime: 'compare it with a runtime name, e.g. runtime == "codex" (it is null for an API intent)',
+  action: 'compare it with a string, e.g. action == "deploy" (it is null when the intent has none)',
+  resource: 'compare it with a string, e.g. resource.startsWith("prod/") (null when the intent has none)',
 };
 
 /** Mixed literals such as {"command": input.command, "timeout": 30} are ordinary in input_expr. */

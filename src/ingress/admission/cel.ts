@@ -4,8 +4,43 @@ import { celEnvironment, celMessage, fromCel, toCel } from '../../cel/index.js';
  * CEL for triggers: an environment of their own (the gate's declares tool, input, …), with the shared
  * number and error conversions: `event` (the accepted event's trusted facts), `payload` (the verified
  * body, untrusted), `source` (`{ name, type }`) and `fetched`.
+ *
+ * `event` is a `TriggerEvent`, not a map, so that CONTRACT.md's `event == "pull_request"` works as
+ * written: it compares as its name (either way round, and with `!=`), and its fields read as before
+ * (`event.name`, `event.action`, `event.lineage.depth`).
  */
-const VARIABLES = { event: 'map', payload: 'dyn', source: 'map', fetched: 'dyn' } as const;
+const VARIABLES = { event: 'TriggerEvent', payload: 'dyn', source: 'map', fetched: 'dyn' } as const;
+
+/** The accepted event's trusted facts, as CEL reads them (fields below). */
+export class TriggerEvent {
+  constructor(fields: Record<string, unknown>) {
+    Object.assign(this, fields);
+  }
+}
+
+const EVENT_FIELDS = {
+  type: 'string',
+  event_id: 'string',
+  /** The source's event name (`pull_request`); null when the source names none. */
+  name: 'dyn',
+  action: 'dyn',
+  delivery_id: 'string',
+  tenant_id: 'string',
+  binding: 'map',
+  lineage: 'map',
+} as const;
+
+const FIELD_LIST = Object.keys(EVENT_FIELDS)
+  .map((f) => `event.${f}`)
+  .join(', ');
+
+/** What a type error about each variable should say to write instead (src/cel/environment.ts). */
+const HINTS: Record<string, string> = {
+  event: `compare it with an event name (event == "pull_request"), or read a field: ${FIELD_LIST}; for a list, event.name in ["push", "pull_request"]`,
+  source: 'read source.name or source.type',
+  payload: 'read a field of the body, e.g. payload.action, and guard a missing one with has(payload.action)',
+  fetched: 'read a field of the re-read object, e.g. fetched.state',
+};
 
 export interface TriggerContext {
   event: Record<string, unknown>;
@@ -21,12 +56,27 @@ export type Compiled<T> =
   | { ok: false; message: string };
 export type Outcome<T> = { ok: true; value: T } | { ok: false; message: string };
 
-const environment = celEnvironment({ variables: VARIABLES, mixedLiterals: true });
+const environment = celEnvironment({
+  variables: VARIABLES,
+  mixedLiterals: true,
+  types: { TriggerEvent: { ctor: TriggerEvent as never, fields: EVENT_FIELDS } },
+  operators: {
+    'TriggerEvent == string': ((event: { name?: unknown }, name: string) => event.name === name) as never,
+  },
+  hints: HINTS,
+});
+
+/** The event's facts as a `TriggerEvent`, each field in CEL's form (ints, maps). */
+function triggerEvent(fields: Record<string, unknown>): TriggerEvent {
+  const converted: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) converted[k] = toCel(v);
+  return new TriggerEvent(converted);
+}
 
 function evaluate(program: Program, ctx: TriggerContext): Outcome<unknown> {
   try {
     const value = program({
-      event: toCel(ctx.event),
+      event: triggerEvent(ctx.event),
       payload: toCel(ctx.payload),
       source: ctx.source,
       fetched: toCel(ctx.fetched ?? null),
