@@ -114,6 +114,25 @@ approvalsCmd
   .option('--json', 'print the approval as JSON')
   .action(async (id, opts) => (await import('./approvals.js')).reject(id, opts));
 
+const tasksCmd = program
+  .command('tasks')
+  .description('list and stop launched tasks (talks to the gateway at SWITCHBOARD_URL with SWITCHBOARD_KEY)');
+tasksCmd
+  .command('list')
+  .description('one line per task, newest first: id, state, owner/runtime, last change, title')
+  .option('--state <state>', 'submitted, working, input-required, completed, failed, canceled or rejected')
+  .option('--owner <owner>', 'only the tasks of this owner (admin keys)')
+  .option('--limit <n>', 'at most this many (1–500, default 50)')
+  .option('--json', 'one JSON object per line')
+  .action(async (opts) => (await import('./tasks.js')).list(opts));
+tasksCmd
+  .command('cancel <id>')
+  .description(
+    'stop a running task: its whole process group gets SIGTERM, then SIGKILL after tasks.kill_grace_seconds; state canceled',
+  )
+  .option('--json', 'print the task as JSON')
+  .action(async (id, opts) => (await import('./tasks.js')).cancel(id, opts));
+
 const toolsCmd = program
   .command('tools')
   .description('the reach tool registry (talks to the gateway at SWITCHBOARD_URL with SWITCHBOARD_KEY)');

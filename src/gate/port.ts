@@ -167,6 +167,11 @@ export interface GateService {
    * other than through a tool intent (an A2A message). Intents marked `untrusted` do this themselves.
    */
   markUntrusted?(scope: { session_id?: string; task_id?: string }, source: string): Promise<void>;
+  /**
+   * Whether the tenant, or the agent named (null: the tenant only), is frozen. Tasks refuse new
+   * launches and notify sends nothing for a frozen agent or tenant (docs/policy.md, incidents).
+   */
+  frozen?(agent: string | null): Promise<boolean>;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { type Deps, defineModule, type Module } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
 import { tasksPort } from '../tasks/port.js';
+import { gatePort } from '../gate/port.js';
 import { type AdmissionDeps, admit } from './admission/admit.js';
 import { createEgress } from '../egress/index.js';
 import { fetchAuthoritative } from './admission/fetch.js';
@@ -16,7 +17,7 @@ import { RetentionWorker } from './retention.js';
 import type { SecretLookup } from './source.js';
 import { createSource } from './sources/index.js';
 
-const requires = { tasks: optional(tasksPort) };
+const requires = { tasks: optional(tasksPort), gate: optional(gatePort) };
 const sections = {
   sources: ingressSourcesSchema.default({}),
   triggers: triggersSectionSchema,

@@ -172,15 +172,24 @@ export async function readJson<T>(c: Context<AppEnv>, schema: z.ZodType<T>, limi
   const bytes = await readBody(c, limit);
   const value = parseJsonBytes(bytes);
   const result = schema.safeParse(value);
-  if (!result.success) {
-    throw new AppError(
-      'validation_failed',
-      result.error.issues
-        .slice(0, 5)
-        .map((i) => `${i.path.length ? i.path.join('.') : '(body)'}: ${i.message}`)
-        .join('; '),
-      result.error.issues.map((i) => ({ path: i.path.join('.'), code: i.code, message: i.message })),
-    );
-  }
+  if (!result.success) throw invalid(result.error.issues, '(body)');
   return result.data;
+}
+
+/** The query string against a strict schema: an unknown or malformed parameter is a 400 naming it. */
+export function readQuery<T>(c: Context<AppEnv>, schema: z.ZodType<T>): T {
+  const result = schema.safeParse(c.req.query());
+  if (!result.success) throw invalid(result.error.issues, '(query)');
+  return result.data;
+}
+
+function invalid(issues: z.core.$ZodIssue[], whole: string): AppError {
+  return new AppError(
+    'validation_failed',
+    issues
+      .slice(0, 5)
+      .map((i) => `${i.path.length ? i.path.join('.') : whole}: ${i.message}`)
+      .join('; '),
+    issues.map((i) => ({ path: i.path.join('.'), code: i.code, message: i.message })),
+  );
 }

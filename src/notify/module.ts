@@ -2,6 +2,7 @@ import type { Envelope } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import { once } from '../log/inbox.js';
 import { approvalsPort } from '../approvals/port.js';
+import { gatePort } from '../gate/port.js';
 import { requireRole } from '../kernel/auth.js';
 import { readJson } from '../kernel/body.js';
 import { type Deps, defineModule, type Module } from '../kernel/module.js';
@@ -32,6 +33,7 @@ const requires = {
   deliveries: optional(outboundPort),
   tasks: optional(tasksPort),
   approvals: optional(approvalsPort),
+  gate: optional(gatePort),
 };
 const sections = { notify: notifyConfigSchema.prefault({}), routes: routesSchema.default([]) };
 /**

@@ -79,6 +79,11 @@ export interface ReportContext {
    * once, instead of one `done` per task or session.
    */
   turn_id?: string;
+  /**
+   * The key that reports, when `principal.name` names a scope instead (signals: `<key>:<project>:<session>`):
+   * a freeze of that key stops its notifications.
+   */
+  key?: string;
 }
 
 /** The `report_progress` path with all its governance (notify provides it; MCP and signals use it). */

@@ -50,6 +50,8 @@ export type SuppressReason =
   | 'superseded'
   | 'no_route'
   | 'no_delivery_engine'
+  /** The reporting agent or the tenant is frozen (incidents): nothing is sent until the unfreeze. */
+  | 'frozen'
   /** A channel's template failed to render: the built-in message was sent instead. */
   | 'template_failed';
 
@@ -97,6 +99,7 @@ export class Notifier {
     const scope = ctx.task_id ?? `key:${ctx.principal.name}`;
     const gate = gateContent(input, this.cfg);
     const now = this.s.now();
+    const frozen = await this.frozen(ctx);
     const result = await this.s.db.tx(async (tx) => {
       // The state row is locked before the first append, in the same order as the digest worker, so
       // the two never wait on each other's locks in reverse.
@@ -117,6 +120,10 @@ export class Notifier {
           }),
           tx,
         );
+        return { id: reported.event_id, status: 'blocked' as const };
+      }
+      if (frozen) {
+        await this.suppressed(tx, reported, 'frozen', [reported.event_id]);
         return { id: reported.event_id, status: 'blocked' as const };
       }
       const fingerprint = sha256Hex(
@@ -376,6 +383,13 @@ export class Notifier {
     }
     if (due.length > 0) this.s.log.notify();
     return sent;
+  }
+
+  /** A freeze of the reporting key (or the whole tenant) stops its notifications; no gate, no freeze. */
+  private async frozen(ctx: ReportContext): Promise<boolean> {
+    const gate = this.s.gate;
+    if (!gate?.frozen) return false;
+    return gate.frozen(ctx.key ?? ctx.principal.name);
   }
 
   private async lock(tx: Db, scope: string, now: number): Promise<StoredState> {

@@ -155,6 +155,7 @@ export class SignalRelay {
       task_id: task ? task.id : null,
       ...(sessionId ? { session_id: sessionId } : {}),
       ...(turnId ? { turn_id: turnId } : {}),
+      key: agent,
     });
     if (signal.kind === 'idle_prompt') {
       await this.save(sessionKey, { ...stored, phase: 'waiting', idle_open: true, idle_folded: 0 }, now);

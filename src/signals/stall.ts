@@ -73,5 +73,6 @@ function stallContext(row: q.SessionRow) {
     },
     task_id: null,
     ...(session ? { session_id: session } : {}),
+    key: agent,
   };
 }

@@ -99,6 +99,11 @@ export class Gate implements GateService {
   }
 
   /** The facts `run` gathers, and the pure evaluation; without a signer no capability is minted. */
+  /** Whether the tenant, or the agent named, is frozen (`switchboard incidents freeze`). */
+  frozen(agent: string | null): Promise<boolean> {
+    return this.d.incidents.isFrozen(this.d.s.config.tenant.id, agent);
+  }
+
   async simulate(asked: GateIntent, principal: Principal): Promise<Simulation> {
     const classified =
       asked.kind === undefined && asked.runtime

@@ -7,6 +7,7 @@ import type { IngressModule } from '../module.js';
 import { FakeTasks, githubDelivery, githubExample, ingressHarness } from '../testing.js';
 import { depthMarker } from './loop.js';
 import { tasksPort } from '../../tasks/port.js';
+import { gatePort } from '../../gate/port.js';
 
 const PR_TRIGGER = {
   id: 'pr-review',
@@ -164,6 +165,30 @@ describe.each(await dialects())('admission on %s', (dialect) => {
     expect(await events('integration.webhook.admitted')).toHaveLength(3);
     const [dropped] = await events('integration.webhook.dropped');
     expect(dropped?.redacted_summary).toMatchObject({ reason: 'budget_tenant_per_day', limit: 3, used: 3 });
+  });
+
+  it('launches nothing for a frozen tenant or trigger, failing the run with the reason', async () => {
+    await start([COMMENT_TRIGGER]);
+    const frozen = new Set(['comment']);
+    t.provide(gatePort, {
+      evaluate: async () => {
+        throw new Error('unused');
+      },
+      frozen: async (agent) => agent !== null && frozen.has(agent),
+    });
+    await deliver('issue_comment', githubExample('issue_comment', 'created'));
+    await t.services.relay.drain();
+    expect(await ingress.launchDue()).toBe(0);
+    expect(tasks.launched).toEqual([]);
+    const [run] = await t.services.db.query<{ state: string; error: string }>({
+      text: 'SELECT state, error FROM ingress_runs',
+    });
+    expect(run).toMatchObject({ state: 'failed' });
+    expect(run?.error).toContain('frozen');
+    frozen.clear();
+    await deliver('issue_comment', githubExample('issue_comment', 'created'));
+    await t.services.relay.drain();
+    expect(await ingress.launchDue()).toBe(1);
   });
 
   it('keeps runs waiting while the concurrency budget is full', async () => {

@@ -100,9 +100,25 @@ export class Launcher {
       if (concurrent !== undefined && (await countActive(db, run.trigger_id)) >= concurrent) continue;
       const claimed = await claimRun(db, run.id, this.services.now());
       if (!claimed) continue;
+      if (await this.refuseFrozen(claimed)) continue;
       if (await this.launchClaimed(tasks, claimed, trigger)) launched++;
     }
     return launched;
+  }
+
+  /**
+   * An incident freeze (`switchboard incidents freeze --tenant` or `--agent <trigger id>`) stops new
+   * launches: the run fails with a reason naming the freeze, and nothing runs. The delivery is marked
+   * failed, so a sender's redelivery after the unfreeze brings the work back.
+   */
+  private async refuseFrozen(run: RunRow): Promise<boolean> {
+    const frozen = this.services.gate?.frozen;
+    if (!frozen || !(await frozen.call(this.services.gate, run.trigger_id))) return false;
+    const { db } = this.services;
+    const error = `not launched: the tenant or trigger ${run.trigger_id} is frozen (switchboard incidents unfreeze)`;
+    await setRunState(db, run.id, 'failed', this.services.now(), { error });
+    await markDelivery(db, run.event_id, 'failed', this.services.now(), error);
+    return true;
   }
 
   /** Launches a run this launcher holds in `launching`, with the run's id as the launch's marker. */
