@@ -303,6 +303,8 @@ describe.each(DIALECTS)('console pages on %s', (dialect) => {
     const html = await (await page(h.t.app, '/console/deliveries', h.admin)).text();
     expect(html).toMatch(/Dead letters <span class="n">2<\/span>/);
     expect(html).toContain('Replay 2');
+    // Each dead delivery says how long it took from queued to dead.
+    expect(html).toMatch(/data-label="Took"><div class="cell">(\d+ ms|\d+s)<\/div>/);
     const detail = await (await page(h.t.app, `/console/deliveries/${ids[0]}`, h.admin)).text();
     expect(detail).toContain('404');
     expect(detail).toMatch(/\d+ ms/);

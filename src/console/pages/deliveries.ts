@@ -11,6 +11,7 @@ import {
   layout,
   link,
   short,
+  span,
   table,
   when,
   idLabel,
@@ -101,8 +102,16 @@ function deliveryRows(list: readonly DeliveryView[], now: number, csrf: string |
       ? `<span title="${escapeHtml(d.last_error)}">${escapeHtml(d.last_error.slice(0, 60))}</span>`
       : '—',
     when(d.updated_at, now),
+    endToEnd(d),
     d.status === 'dead' || d.status === 'reconcile' ? replayForm([d.id], csrf, 'Replay') : '',
   ]);
+}
+
+/** From queued to its outcome (every attempt and back-off included); each attempt's time is on its page. */
+function endToEnd(d: DeliveryView): string {
+  if (d.status !== 'succeeded' && d.status !== 'dead') return '<span class="mute">—</span>';
+  const ms = Date.parse(d.updated_at) - Date.parse(d.created_at);
+  return Number.isFinite(ms) && ms >= 0 ? escapeHtml(ms < 1000 ? `${ms} ms` : span(ms)) : '—';
 }
 
 export function deliveryPages(r: ConsoleRouter, ctx: ConsoleCtx): void {
@@ -155,13 +164,13 @@ export function deliveryPages(r: ConsoleRouter, ctx: ConsoleCtx): void {
 <section aria-labelledby="dlq-h"><h2 id="dlq-h">Dead letters <span class="n">${dead.length}</span></h2>
 ${table(['Destination', 'Error', 'Count', 'First', 'Last', ''], groupRows)}</section>
 <section aria-labelledby="rec-h"><h2 id="rec-h">Reconcile queue <span class="n">${reconcile.length}</span> <small class="mute">sent, outcome unknown: check the channel before replaying</small></h2>
-${table(['Delivery', 'Destination', 'Channel', 'Status', 'Attempts', 'HTTP', 'Error', 'Updated', ''], deliveryRows(reconcile.slice(0, SHOWN), now, csrf))}</section>
+${table(['Delivery', 'Destination', 'Channel', 'Status', 'Attempts', 'HTTP', 'Error', 'Updated', 'Took', ''], deliveryRows(reconcile.slice(0, SHOWN), now, csrf))}</section>
 <section aria-labelledby="ch-h"><h2 id="ch-h">Channels</h2>
 ${table(['Channel', 'Type', 'Breaker', ''], channelRows(channels, byName, csrf))}</section>
 <section aria-labelledby="ep-h"><h2 id="ep-h">Endpoints</h2>
 ${table(['Destination', 'Breaker', 'Opens', 'Probe at', 'Updated'], endpointRows)}</section>
 <section aria-labelledby="all-h"><h2 id="all-h">Deliveries <small class="mute">newest first</small></h2>
-${filters}${table(['Delivery', 'Destination', 'Channel', 'Status', 'Attempts', 'HTTP', 'Error', 'Updated', ''], deliveryRows(found, now, csrf))}</section>
+${filters}${table(['Delivery', 'Destination', 'Channel', 'Status', 'Attempts', 'HTTP', 'Error', 'Updated', 'Took', ''], deliveryRows(found, now, csrf))}</section>
 </div>`;
     if (c.req.query('fragment') !== undefined) return fragment(c, region);
     return html(
