@@ -55,6 +55,8 @@ export const EVENT_TYPES = [
   'agent.task.rejected',
   'agent.task.stalled',
   'agent.task.resumed',
+  // a2a (src/a2a): a SendMessage to a skill, the cause its task is launched from
+  'agent.message.received',
   // delivery
   'integration.delivery.attempted',
   'integration.delivery.succeeded',

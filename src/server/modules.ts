@@ -1,3 +1,4 @@
+import { a2aModule } from '../a2a/module.js';
 import { approvalsModule } from '../approvals/module.js';
 import { callbacksModule } from '../callbacks/module.js';
 import { consoleModule } from '../console/module.js';
@@ -37,6 +38,7 @@ export function allModules() {
     signalsModule(),
     reachModule(),
     consoleModule(),
+    a2aModule(),
   ] as const;
 }
 

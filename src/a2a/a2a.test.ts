@@ -1,0 +1,259 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Task, TaskState } from '@a2a-js/sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import { KEYS } from '../server/testing.js';
+import { dialects } from '../store/testing.js';
+import {
+  type A2AGateway,
+  OTHER_KEY,
+  a2aGateway,
+  nodeSkill,
+  sdkClient,
+  skills,
+  userMessage,
+  waitFor,
+} from './testing.js';
+
+const TERMINAL = [TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED];
+
+async function rpc(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${url}/a2a`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${KEYS.agent}`,
+      'content-type': 'application/json',
+      'a2a-version': '1.0',
+      ...headers,
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return {
+    status: res.status,
+    json: (await res.json()) as { result?: unknown; error?: { code: number; message: string } },
+  };
+}
+
+/** The official @a2a-js/sdk client against a real listening gateway whose skills are real processes. */
+describe.each(await dialects())('Switchboard as an A2A agent on %s', (dialect) => {
+  let g: A2AGateway;
+  afterEach(async () => {
+    await g?.stop();
+  });
+
+  it('serves the v1.0 agent card without a key', async () => {
+    g = await a2aGateway(dialect);
+    const res = await fetch(`${g.url}/.well-known/agent-card.json`);
+    expect(res.status).toBe(200);
+    const card = (await res.json()) as {
+      name: string;
+      capabilities: unknown;
+      supportedInterfaces: unknown[];
+      securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: string } } };
+      skills: { id: string }[];
+    };
+    expect(card.name).toBe('Switchboard');
+    expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: true });
+    expect(card.supportedInterfaces).toContainEqual(
+      expect.objectContaining({ url: `${g.url}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }),
+    );
+    expect(card.securitySchemes.bearer.httpAuthSecurityScheme.scheme).toBe('bearer');
+    expect(card.skills.map((s) => s.id)).toEqual(['review']);
+  });
+
+  it('runs a skill as a Switchboard task: SendMessage, then GetTask until COMPLETED', async () => {
+    g = await a2aGateway(dialect);
+    const client = await sdkClient(g.url);
+    const sent = (await client.sendMessage({
+      tenant: '',
+      message: userMessage('please review this diff'),
+      configuration: {
+        returnImmediately: true,
+        acceptedOutputModes: [],
+        taskPushNotificationConfig: undefined,
+      },
+      metadata: undefined,
+    })) as Task;
+    expect(sent.id).toBeTruthy();
+    const done = await waitFor(async () => {
+      const t = await client.getTask({ tenant: '', id: sent.id, historyLength: undefined });
+      return TERMINAL.includes(t.status!.state) ? t : undefined;
+    });
+    expect(done.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(done.history[0]!.parts[0]!.content).toEqual({ $case: 'text', value: 'please review this diff' });
+    // The Switchboard task behind it went through the same states, in the log.
+    const events = await g.gateway.services.log.list({});
+    const types = events.map((e) => e.envelope.type);
+    expect(types).toContain('agent.message.received');
+    expect(types).toEqual(
+      expect.arrayContaining(['agent.task.submitted', 'agent.task.started', 'agent.task.completed']),
+    );
+    // Another agent key does not see it; an admin does.
+    const other = await sdkClient(g.url, OTHER_KEY);
+    await expect(other.getTask({ tenant: '', id: sent.id, historyLength: undefined })).rejects.toThrow(
+      /not found/i,
+    );
+    const admin = await sdkClient(g.url, KEYS.admin);
+    expect((await admin.getTask({ tenant: '', id: sent.id, historyLength: undefined })).id).toBe(sent.id);
+    const mine = await client.listTasks({
+      tenant: '',
+      contextId: '',
+      status: 0,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+    });
+    expect(mine.tasks.map((t) => t.id)).toEqual([sent.id]);
+    const theirs = await other.listTasks({
+      tenant: '',
+      contextId: '',
+      status: 0,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+    });
+    expect(theirs.tasks).toEqual([]);
+  });
+
+  it('a blocking SendMessage answers with the ended task; a failing process is FAILED', async () => {
+    g = await a2aGateway(dialect, {
+      a2a: { skills: [{ id: 'broken', name: 'Broken', description: 'Exits 3', action: nodeSkill('fail') }] },
+    });
+    const client = await sdkClient(g.url);
+    const task = (await client.sendMessage({
+      tenant: '',
+      message: userMessage('anything'),
+      configuration: undefined,
+      metadata: undefined,
+    })) as Task;
+    expect(task.status!.state).toBe(TaskState.TASK_STATE_FAILED);
+  });
+
+  it('streams SendStreamingMessage frames from SUBMITTED to COMPLETED', async () => {
+    g = await a2aGateway(dialect);
+    const client = await sdkClient(g.url);
+    const states: TaskState[] = [];
+    for await (const frame of client.sendMessageStream({
+      tenant: '',
+      message: userMessage('stream it'),
+      configuration: undefined,
+      metadata: undefined,
+    })) {
+      const p = frame.payload;
+      if (p?.$case === 'task') states.push(p.value.status!.state);
+      if (p?.$case === 'statusUpdate') states.push(p.value.status!.state);
+    }
+    expect(states[0]).toBe(TaskState.TASK_STATE_SUBMITTED);
+    expect(states).toContain(TaskState.TASK_STATE_WORKING);
+    expect(states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('CancelTask stops the process group; cancelling a completed task is TaskNotCancelable', async () => {
+    g = await a2aGateway(dialect);
+    const pidFile = join(g.workDir, 'hang.pid');
+    skills(g)[0]!.action = nodeSkill('hang', pidFile);
+    const client = await sdkClient(g.url);
+    const sent = (await client.sendMessage({
+      tenant: '',
+      message: userMessage('never ends'),
+      configuration: {
+        returnImmediately: true,
+        acceptedOutputModes: [],
+        taskPushNotificationConfig: undefined,
+      },
+      metadata: undefined,
+    })) as Task;
+    const pid = await waitFor(() => {
+      try {
+        return Number(readFileSync(pidFile, 'utf8')) || undefined;
+      } catch {
+        return undefined;
+      }
+    });
+    const canceled = await client.cancelTask({ tenant: '', id: sent.id, metadata: undefined });
+    expect(canceled.status!.state).toBe(TaskState.TASK_STATE_CANCELED);
+    await waitFor(() => {
+      try {
+        process.kill(pid, 0);
+        return undefined;
+      } catch {
+        return true;
+      }
+    });
+    skills(g)[0]!.action = nodeSkill('ok');
+    const completed = (await client.sendMessage({
+      tenant: '',
+      message: userMessage('quick'),
+      configuration: undefined,
+      metadata: undefined,
+    })) as Task;
+    expect(completed.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const refused = await rpc(g.url, {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'CancelTask',
+      params: { id: completed.id },
+    });
+    expect(refused.json.error?.code).toBe(-32002);
+  });
+
+  it('speaks the v0.3 names through the SDK compat layer', async () => {
+    g = await a2aGateway(dialect);
+    const legacy = await sdkClient(g.url, KEYS.agent, true);
+    const task = (await legacy.sendMessage({
+      tenant: '',
+      message: userMessage('old client'),
+      configuration: undefined,
+      metadata: undefined,
+    })) as Task;
+    expect(task.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const raw = await rpc(
+      g.url,
+      { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: task.id } },
+      { 'a2a-version': '' },
+    );
+    expect(raw.json.result).toMatchObject({ id: task.id, kind: 'task', status: { state: 'completed' } });
+  });
+
+  it('answers malformed JSON-RPC with the code and the field', async () => {
+    g = await a2aGateway(dialect);
+    expect((await rpc(g.url, '{not json')).json.error?.code).toBe(-32700);
+    const noVersion = await rpc(g.url, { id: 1, method: 'GetTask', params: {} });
+    expect(noVersion.json.error).toMatchObject({ code: -32600, message: expect.stringContaining('jsonrpc') });
+    const noMethod = await rpc(g.url, { jsonrpc: '2.0', id: 1, params: {} });
+    expect(noMethod.json.error).toMatchObject({ code: -32600, message: expect.stringContaining('method') });
+    const badParams = await rpc(g.url, { jsonrpc: '2.0', id: 1, method: 'GetTask', params: [1] });
+    expect(badParams.json.error).toMatchObject({ code: -32602, message: expect.stringContaining('params') });
+    expect(
+      (await rpc(g.url, { jsonrpc: '2.0', id: 1, method: 'NoSuchMethod', params: {} })).json.error?.code,
+    ).toBe(-32601);
+    const unknown = await rpc(g.url, { jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: 'nope' } });
+    expect(unknown.json.error?.code).toBe(-32001);
+    const badSkill = await rpc(g.url, {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'SendMessage',
+      params: {
+        message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'x' }], metadata: { skill: 'nope' } },
+      },
+    });
+    expect(badSkill.json.error).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('message.metadata.skill'),
+    });
+    const big = await rpc(g.url, {
+      jsonrpc: '2.0',
+      id: 4,
+      method: 'SendMessage',
+      params: { pad: 'x'.repeat(1024 * 1024) },
+    });
+    expect(big.status).toBe(413);
+    expect(big.json.error).toMatchObject({
+      code: -32600,
+      message: expect.stringContaining('a2a.max_message_bytes'),
+    });
+    const nokey = await fetch(`${g.url}/a2a`, { method: 'POST', body: '{}' });
+    expect(nokey.status).toBe(401);
+    expect((await g.gateway.services.log.list({})).map((e) => e.envelope.type)).not.toContain(
+      'agent.message.received',
+    );
+  });
+});

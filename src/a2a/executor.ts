@@ -1,0 +1,224 @@
+import {
+  type Message,
+  type Part,
+  type Task,
+  TaskState,
+  type TaskStatus,
+  type TaskStatusUpdateEvent,
+} from '@a2a-js/sdk';
+import {
+  AgentEvent,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
+} from '@a2a-js/sdk/server';
+import type { Envelope, EnvelopeInput } from '../envelope/index.js';
+import type { Principal } from '../kernel/module.js';
+import type { Vault } from '../log/vault.js';
+import type { Db } from '../store/port.js';
+import type { TaskService } from '../tasks/port.js';
+import type { A2ASkill } from './config.js';
+import { isTerminal } from './states.js';
+import { type A2ATaskStore, principalOf } from './store.js';
+import * as q from './sql.js';
+
+/** A status change of one A2A task, as the task-event subscriber saw it commit. */
+export type Update = TaskStatusUpdateEvent;
+
+/**
+ * Live status changes by A2A task id, for the runs waiting in this process (a blocking SendMessage, a
+ * stream). The durable path is the subscriber's write; this only tells the waiters it happened.
+ */
+export class Updates {
+  private readonly listeners = new Map<string, Set<(u: Update | undefined) => void>>();
+
+  listen(taskId: string, fn: (u: Update | undefined) => void): () => void {
+    const set = this.listeners.get(taskId) ?? new Set();
+    set.add(fn);
+    this.listeners.set(taskId, set);
+    return () => {
+      set.delete(fn);
+      if (set.size === 0) this.listeners.delete(taskId);
+    };
+  }
+
+  emit(u: Update): void {
+    for (const fn of this.listeners.get(u.taskId) ?? []) fn(u);
+  }
+
+  /** The gateway is stopping: every waiter returns (the task goes on; its row keeps its state). */
+  closeAll(): void {
+    for (const set of this.listeners.values()) for (const fn of set) fn(undefined);
+    this.listeners.clear();
+  }
+}
+
+export interface ExecutorDeps {
+  db: Db;
+  vault: Vault;
+  tenantId: string;
+  tasks: () => TaskService;
+  store: A2ATaskStore;
+  updates: Updates;
+  emit(input: EnvelopeInput, db?: Db): Promise<Envelope>;
+  skill(id: string): A2ASkill;
+  skillOf(request: RequestContext['request']): string;
+  /** Who asked to cancel a task (set by the handler just before the SDK calls `cancelTask`). */
+  cancelers: Map<string, Principal>;
+  now: () => number;
+}
+
+/** The text an agent process is handed: text parts as they are, data parts as JSON, files by name. */
+export function messageText(message: Message): string {
+  return message.parts.map(partText).join('\n\n');
+}
+
+function partText(p: Part): string {
+  const c = p.content;
+  switch (c?.$case) {
+    case 'text':
+      return c.value;
+    case 'data':
+      return JSON.stringify(c.value);
+    case 'url':
+      return `[file ${p.filename || ''} at ${c.value}]`;
+    case 'raw':
+      return `[file ${p.filename || ''}, ${c.value.length} bytes, not inlined]`;
+    default:
+      return '';
+  }
+}
+
+export function agentMessage(taskId: string, contextId: string, text: string): Message {
+  return {
+    messageId: crypto.randomUUID(),
+    contextId,
+    taskId,
+    role: 2,
+    parts: [
+      { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' },
+    ],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+function status(state: TaskState, at: number, message?: Message): TaskStatus {
+  return { state, timestamp: new Date(at).toISOString(), message };
+}
+
+/**
+ * Runs a skill as a Switchboard task. The A2A task row and the message's cause event commit together
+ * before the launch, so every task event (whose causation is that event) finds its A2A task; the run
+ * then mirrors what the subscriber records until the task ends.
+ */
+export class SkillExecutor implements AgentExecutor {
+  constructor(private readonly d: ExecutorDeps) {}
+
+  execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+    const skill = this.d.skill(this.d.skillOf(ctx.request));
+    const principal = principalOf(ctx.context);
+    const user = ctx.userMessage;
+    const now = this.d.now();
+    const task: Task = {
+      id: ctx.taskId,
+      contextId: ctx.contextId,
+      status: status(TaskState.TASK_STATE_SUBMITTED, now),
+      artifacts: [],
+      history: [{ ...user, taskId: ctx.taskId, contextId: ctx.contextId }],
+      metadata: { skill: skill.id },
+    };
+    const text = messageText(user);
+    const { cause, sealed } = await this.d.db.tx(async (tx) => {
+      const sealed = await this.d.vault.put(text, { tenantId: this.d.tenantId, db: tx });
+      const cause = await this.d.emit(
+        {
+          type: 'agent.message.received',
+          actor: { user_id: principal.name },
+          payload_ref: sealed.ref,
+          payload_digest: sealed.digest,
+          redacted_summary: { a2a_task_id: task.id, context_id: task.contextId, skill: skill.id },
+        },
+        tx,
+      );
+      await this.d.store.write(tx, task, principal.name, cause.event_id);
+      return { cause, sealed };
+    });
+    const ended = this.waitForEnd(task.id, bus);
+    bus.publish(AgentEvent.task(task));
+    try {
+      const view = await this.d.tasks().launch({
+        trigger_id: `a2a.${skill.id}`,
+        action: skill.action,
+        trusted: { skill: skill.id, a2a_task_id: task.id, context_id: task.contextId },
+        untrusted: { ref: sealed.ref, digest: sealed.digest, text },
+        owner: principal.name,
+        title: skill.name,
+        cause,
+        launch_key: `a2a:${task.id}`,
+      });
+      await this.d.db.query(q.linkSwitchboardTask(task.id, view.id));
+    } catch (err) {
+      ended.stop();
+      const why = `the skill could not be launched: ${(err as Error).message}`;
+      const failed = status(
+        TaskState.TASK_STATE_FAILED,
+        this.d.now(),
+        agentMessage(task.id, task.contextId, why),
+      );
+      bus.publish(
+        AgentEvent.statusUpdate({ taskId: task.id, contextId: task.contextId, status: failed, metadata: {} }),
+      );
+      return;
+    }
+    await ended.done;
+  };
+
+  /**
+   * The handler checked the caller may cancel; stopping the Switchboard task (process group included)
+   * makes its `agent.task.canceled` event, which the run waiting in `execute` publishes as CANCELED.
+   */
+  cancelTask = async (taskId: string): Promise<void> => {
+    const by = this.d.cancelers.get(taskId) ?? { name: 'a2a', role: 'admin' as const };
+    this.d.cancelers.delete(taskId);
+    await cancelSwitchboardTask(this.d.db, this.d.tasks(), taskId, by);
+  };
+
+  /** Publishes each recorded status change on the bus until the task ends (or the gateway stops). */
+  private waitForEnd(taskId: string, bus: ExecutionEventBus): { done: Promise<void>; stop(): void } {
+    let stop = () => {};
+    const done = new Promise<void>((resolve) => {
+      const off = this.d.updates.listen(taskId, (u) => {
+        if (u) bus.publish(AgentEvent.statusUpdate(u));
+        if (!u || isTerminal(u.status?.state)) {
+          off();
+          resolve();
+        }
+      });
+      stop = () => {
+        off();
+        resolve();
+      };
+    });
+    return { done, stop };
+  }
+}
+
+/** Cancels the Switchboard task behind an A2A task; one that already ended is left to its own event. */
+export async function cancelSwitchboardTask(
+  db: Db,
+  tasks: TaskService,
+  taskId: string,
+  by: Principal,
+): Promise<void> {
+  const row = (await db.query<q.A2ATaskRow>(q.selectTask(taskId)))[0];
+  if (!row?.sb_task_id || !tasks.cancel) return;
+  try {
+    await tasks.cancel(row.sb_task_id, by);
+  } catch (err) {
+    // An ended task is a conflict: its terminal event is on its way, and the handler then answers
+    // TaskNotCancelable from the state it records.
+    if ((err as { code?: string }).code !== 'conflict') throw err;
+  }
+}

@@ -1,0 +1,104 @@
+import { DefaultExecutionEventBusManager, type PushNotificationSender } from '@a2a-js/sdk/server';
+import { AppError } from '../errors/index.js';
+import { type Deps, defineModule, type Module, type Principal } from '../kernel/module.js';
+import { publicUrl } from '../tasks/module.js';
+import { tasksPort } from '../tasks/port.js';
+import { agentCard } from './card.js';
+import { a2aConfigSchema } from './config.js';
+import { cancelSwitchboardTask, SkillExecutor, Updates } from './executor.js';
+import { skillOf, SwitchboardRequestHandler } from './handler.js';
+import { a2aRoutes } from './routes.js';
+import { A2APushStore, A2ATaskStore } from './store.js';
+import { taskEventSubscriber } from './subscriber.js';
+
+const sections = { a2a: a2aConfigSchema.prefault({}) };
+const requires = { tasks: tasksPort };
+type A2ADeps = Deps<typeof requires, typeof sections>;
+
+const VERSION = '0.1.0';
+
+/**
+ * The SDK pushes each event it sees from the request path, fire-and-forget. Switchboard's pushes leave
+ * from the task-event subscriber instead (durable, once per event); this sender stands in so the SDK
+ * does not build its own `DefaultPushNotificationSender`.
+ */
+const pushesLeaveFromTheLog: PushNotificationSender = { send: async () => {} };
+
+/**
+ * A2A v1.0: Switchboard as an A2A agent (docs/a2a.md). The card, the JSON-RPC binding through the
+ * SDK's request handler on Switchboard's own task and push-config stores, skills launched as
+ * Switchboard tasks, and their states from the task events.
+ */
+export function a2aModule(): Module<typeof requires, typeof sections> {
+  let handler: SwitchboardRequestHandler | undefined;
+  const updates = new Updates();
+  const cardFor = (s: A2ADeps) => agentCard(s.config.a2a, publicUrl(s), VERSION);
+  return defineModule({
+    name: 'a2a',
+    config: sections,
+    requires,
+    migrations: new URL('./migrations/', import.meta.url),
+    routes(app, s) {
+      a2aRoutes(app, s, {
+        handler: () => handler,
+        card: () => cardFor(s),
+        maxBytes: () => s.config.a2a.max_message_bytes,
+      });
+    },
+    start(s) {
+      const store = new A2ATaskStore({ db: s.db, now: s.now });
+      const pushStore = new A2APushStore({
+        db: s.db,
+        now: s.now,
+        vault: s.vault,
+        tenantId: s.config.tenant.id,
+        tasks: store,
+        check: () => {},
+      });
+      const skills = () => s.config.a2a.skills;
+      const cancelers = new Map<string, Principal>();
+      // One bus per task whoever asks: the task store has already decided who may see the task.
+      const buses = new DefaultExecutionEventBusManager(() => 'all');
+      const executor = new SkillExecutor({
+        db: s.db,
+        vault: s.vault,
+        tenantId: s.config.tenant.id,
+        tasks: () => s.tasks,
+        store,
+        updates,
+        emit: (input, db) => s.emit(input, db),
+        skill: (id) => {
+          const found = skills().find((k) => k.id === id);
+          if (!found) throw new AppError('not_found', `no skill ${id}`);
+          return found;
+        },
+        skillOf: (request) => skillOf(skills(), request),
+        cancelers,
+        now: s.now,
+      });
+      handler = new SwitchboardRequestHandler(
+        {
+          skills,
+          cancelers,
+          cancelDetached: async (taskId, by) => {
+            if (buses.getByTaskId(taskId)) return;
+            await cancelSwitchboardTask(s.db, s.tasks, taskId, by);
+          },
+        },
+        cardFor(s),
+        store,
+        executor,
+        buses,
+        pushStore,
+        pushesLeaveFromTheLog,
+      );
+    },
+    subscribers(s) {
+      return [taskEventSubscriber({ db: s.db, updates, now: s.now })];
+    },
+    stop() {
+      updates.closeAll();
+      handler = undefined;
+    },
+  });
+}

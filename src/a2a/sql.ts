@@ -1,0 +1,163 @@
+import { type Sql, sql } from '../store/port.js';
+
+/** An `a2a_tasks` row (BIGINT times as numbers in both dialects once read through `Number`). */
+export interface A2ATaskRow {
+  id: string;
+  owner: string;
+  context_id: string;
+  cause_event_id: string | null;
+  sb_task_id: string | null;
+  state: string;
+  task: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PushConfigRow {
+  task_id: string;
+  id: string;
+  url: string;
+  token: string;
+  auth_scheme: string | null;
+  auth_ref: string | null;
+  wire_version: string;
+  created_at: number;
+}
+
+export interface SigningKeyRow {
+  kid: string;
+  public_jwk: string;
+  private_ref: string;
+  created_at: number;
+  rotate_at: number;
+  retire_at: number;
+}
+
+const TERMINAL = `('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')`;
+
+/**
+ * Inserts a task or replaces its body and state; owner and cause never change once set. An ended task
+ * never moves back: two writers (the SDK's result manager with an older snapshot, the task-event
+ * subscriber) may race, and the terminal state is the one that happened last.
+ */
+export function upsertTask(r: {
+  id: string;
+  owner: string;
+  contextId: string;
+  causeEventId: string | null;
+  state: string;
+  task: string;
+  now: number;
+}): Sql {
+  return sql(
+    `INSERT INTO a2a_tasks (id, owner, context_id, cause_event_id, sb_task_id, state, task, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, NULL, $5, $6, $7, $7)
+     ON CONFLICT (id) DO UPDATE SET state = $5, task = $6, updated_at = $7,
+       cause_event_id = COALESCE(a2a_tasks.cause_event_id, $4)
+     WHERE a2a_tasks.state NOT IN ${TERMINAL} OR excluded.state IN ${TERMINAL}`,
+    r.id,
+    r.owner,
+    r.contextId,
+    r.causeEventId,
+    r.state,
+    r.task,
+    r.now,
+  );
+}
+
+export function selectTask(id: string): Sql {
+  return sql('SELECT * FROM a2a_tasks WHERE id = $1', id);
+}
+
+export function selectTaskByCause(causeEventId: string): Sql {
+  return sql('SELECT * FROM a2a_tasks WHERE cause_event_id = $1', causeEventId);
+}
+
+export function linkSwitchboardTask(id: string, sbTaskId: string): Sql {
+  return sql('UPDATE a2a_tasks SET sb_task_id = $2 WHERE id = $1', id, sbTaskId);
+}
+
+/**
+ * A page of tasks, newest first; `owner` null lists every owner's (an admin). The page token is the
+ * last row's `created_at` and id, so a page never repeats or skips a row inserted meanwhile.
+ */
+export function listTasks(f: {
+  owner: string | null;
+  contextId?: string;
+  state?: string;
+  updatedAfter?: number;
+  before?: { createdAt: number; id: string };
+  limit: number;
+}): Sql {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  const add = (clause: (n: number) => string, ...vs: unknown[]) => {
+    where.push(clause(values.length + 1));
+    values.push(...vs);
+  };
+  if (f.owner !== null) add((n) => `owner = $${n}`, f.owner);
+  if (f.contextId) add((n) => `context_id = $${n}`, f.contextId);
+  if (f.state) add((n) => `state = $${n}`, f.state);
+  if (f.updatedAfter !== undefined) add((n) => `updated_at > $${n}`, f.updatedAfter);
+  if (f.before)
+    add(
+      (n) => `(created_at < $${n} OR (created_at = $${n} AND id < $${n + 1}))`,
+      f.before.createdAt,
+      f.before.id,
+    );
+  values.push(f.limit);
+  const cond = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+  return {
+    text: `SELECT * FROM a2a_tasks ${cond} ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
+    values,
+  };
+}
+
+export function countTasks(owner: string | null): Sql {
+  return owner === null
+    ? sql('SELECT COUNT(*) AS n FROM a2a_tasks')
+    : sql('SELECT COUNT(*) AS n FROM a2a_tasks WHERE owner = $1', owner);
+}
+
+export function upsertPushConfig(r: Omit<PushConfigRow, 'created_at'> & { now: number }): Sql {
+  return sql(
+    `INSERT INTO a2a_push_configs (task_id, id, url, token, auth_scheme, auth_ref, wire_version, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (task_id, id) DO UPDATE SET url = $3, token = $4, auth_scheme = $5, auth_ref = $6, wire_version = $7`,
+    r.task_id,
+    r.id,
+    r.url,
+    r.token,
+    r.auth_scheme,
+    r.auth_ref,
+    r.wire_version,
+    r.now,
+  );
+}
+
+export function selectPushConfigs(taskId: string): Sql {
+  return sql('SELECT * FROM a2a_push_configs WHERE task_id = $1 ORDER BY created_at, id', taskId);
+}
+
+export function deletePushConfigs(taskId: string, id?: string): Sql {
+  return id === undefined
+    ? sql('DELETE FROM a2a_push_configs WHERE task_id = $1', taskId)
+    : sql('DELETE FROM a2a_push_configs WHERE task_id = $1 AND id = $2', taskId, id);
+}
+
+export function selectSigningKeys(now: number): Sql {
+  return sql('SELECT * FROM a2a_signing_keys WHERE retire_at > $1 ORDER BY created_at DESC', now);
+}
+
+export function insertSigningKey(r: SigningKeyRow): Sql {
+  return sql(
+    `INSERT INTO a2a_signing_keys (kid, public_jwk, private_ref, created_at, rotate_at, retire_at)
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (kid) DO NOTHING`,
+    r.kid,
+    r.public_jwk,
+    r.private_ref,
+    r.created_at,
+    r.rotate_at,
+    r.retire_at,
+  );
+}

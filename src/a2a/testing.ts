@@ -1,0 +1,128 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AgentCard, Message } from '@a2a-js/sdk';
+import {
+  type Client,
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from '@a2a-js/sdk/client';
+import type { Module } from '../kernel/module.js';
+import { coreModule } from '../server/core-routes.js';
+import { KEYS, testGateway, type TestGateway } from '../server/testing.js';
+import type { Dialect } from '../store/port.js';
+import { tasksModule } from '../tasks/module.js';
+import type { A2AConfig } from './config.js';
+import { a2aModule } from './module.js';
+
+/** Test helpers for the a2a suites (not shipped behaviour). */
+
+/** A skill action that is a real process: reads its input from stdin, then `mode` decides. */
+export function nodeSkill(mode: 'ok' | 'fail' | 'hang', pidFile?: string) {
+  const atEnd = {
+    ok: "process.stdout.write('reviewed: ' + input.length + ' chars'); process.exit(0)",
+    fail: "process.stderr.write('no'); process.exit(3)",
+    hang: 'setInterval(() => {}, 1000)',
+  }[mode];
+  const recordPid = pidFile ? "require('fs').writeFileSync(process.env.PID_FILE, String(process.pid));" : '';
+  const script = `let input = ''; ${recordPid} process.stdin.on('data', (d) => (input += d)); process.stdin.on('end', () => { ${atEnd} });`;
+  return {
+    type: 'command' as const,
+    command: [process.execPath, '-e', script],
+    ...(pidFile ? { env: { PID_FILE: pidFile } } : {}),
+  };
+}
+
+export interface A2AGateway extends TestGateway {
+  url: string;
+  workDir: string;
+}
+
+export async function a2aGateway(
+  dialect: Dialect,
+  opts: { a2a?: Record<string, unknown>; config?: Record<string, unknown>; modules?: Module[] } = {},
+): Promise<A2AGateway> {
+  const workDir = mkdtempSync(join(tmpdir(), 'sb-a2a-'));
+  const g = await testGateway({
+    dialect,
+    publicUrl: true,
+    config: {
+      auth: {
+        keys: [
+          { name: 'ops', role: 'admin', key: KEYS.admin },
+          { name: 'bot', role: 'agent', key: KEYS.agent },
+          { name: 'other', role: 'agent', key: 'other-agent-key-0123456789abcdef' },
+        ],
+      },
+      tasks: { work_dir: workDir, kill_grace_seconds: 0.2 },
+      a2a: {
+        skills: [
+          { id: 'review', name: 'Review a change', description: 'Reviews the diff', action: nodeSkill('ok') },
+        ],
+        ...opts.a2a,
+      },
+      ...opts.config,
+    },
+    modules: opts.modules ?? [coreModule(), tasksModule({ runSupervisor: false }), a2aModule()],
+  });
+  return { ...g, url: g.gateway.url, workDir };
+}
+
+/** The running gateway's skills, to change what a skill runs between two messages. */
+export function skills(g: A2AGateway): A2AConfig['skills'] {
+  return (g.gateway.services.config as unknown as { a2a: A2AConfig }).a2a.skills;
+}
+
+export const OTHER_KEY = 'other-agent-key-0123456789abcdef';
+
+export function bearerFetch(key: string): typeof fetch {
+  return (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set('authorization', `Bearer ${key}`);
+    return fetch(input, { ...init, headers });
+  };
+}
+
+/** The official SDK client for the gateway's card, authenticating with `key`. */
+export async function sdkClient(url: string, key: string = KEYS.agent, legacy = false): Promise<Client> {
+  const factory = new ClientFactory({
+    transports: [
+      new JsonRpcTransportFactory({ fetchImpl: bearerFetch(key), legacyCompat: { enabled: legacy } }),
+    ],
+  });
+  const card = await new DefaultAgentCardResolver().resolve(url);
+  const only = (c: AgentCard): AgentCard => ({
+    ...c,
+    supportedInterfaces: c.supportedInterfaces.filter((i) => i.protocolVersion === (legacy ? '0.3' : '1.0')),
+  });
+  return factory.createFromAgentCard(only(card));
+}
+
+export function userMessage(text: string, metadata?: Record<string, unknown>): Message {
+  return {
+    messageId: crypto.randomUUID(),
+    contextId: '',
+    taskId: '',
+    role: 1,
+    parts: [
+      { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' },
+    ],
+    metadata,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
