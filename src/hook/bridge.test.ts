@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, requireBuild } from '../cli/testing.js';
 import { parseConfig } from '../server/config.js';
 import { FakeGate, gateDecision } from '../runtimes/http/testing.js';
+import { START_GATEWAY_HINT, unavailableDecision } from '../runtimes/http/fail-closed.js';
 import { RUNTIMES } from '../runtimes/index.js';
 import { runtimesModule } from '../runtimes/module.js';
 import type { RuntimeKind } from '../runtimes/runtime.js';
@@ -187,16 +188,19 @@ describe.each(ENTRIES)('the bridge %s', (entry) => {
   ];
 
   it.each(blocking)(
-    'fails %s %s closed with the native deny when no gateway listens',
+    'fails %s %s closed when no gateway listens: the desk dialog where the runtime has one, else its deny, saying how to start the gateway',
     async (runtime, event) => {
       const raw = fixture(runtime, event);
       const r = await bridge(entry, [runtime], raw, { SWITCHBOARD_URL: deadUrl, SWITCHBOARD_KEY: KEY });
       const adapter = RUNTIMES[runtime];
-      const expected = adapter.reply(adapter.normalize(raw), {
-        decision: 'deny',
-        reason_code: 'GATE_UNAVAILABLE',
-        reason: `Switchboard gateway unreachable at ${deadUrl}: connect ECONNREFUSED ${deadUrl.slice(7)}`,
-      });
+      const expected = adapter.reply(
+        adapter.normalize(raw),
+        unavailableDecision(
+          `Switchboard gateway unreachable at ${deadUrl}: connect ECONNREFUSED ${deadUrl.slice(7)}; ${START_GATEWAY_HINT}`,
+        ),
+      );
+      if (runtime === 'claude-code') expect(r.stdout).toContain('"permissionDecision":"ask"');
+      expect(r.stdout).toContain('switchboard serve');
       expect(r.code).toBe(expected.exitCode);
       expect(r.stdout.trim()).toBe(expected.stdout);
       expect(r.stdout).toContain('GATE_UNAVAILABLE');
@@ -232,7 +236,7 @@ describe.each(ENTRIES)('the bridge %s', (entry) => {
       expect((await bridge(entry, ['claude-code'], raw, env)).stdout).toBe('');
       // The environment wins over the file.
       const closed = await bridge(entry, ['claude-code'], raw, { ...env, SWITCHBOARD_HOOK_FAIL: 'closed' });
-      expect(closed.stdout).toContain('"deny"');
+      expect(closed.stdout).toContain('"ask"');
     } finally {
       rmSync(join(dir, 'hook.json'));
     }
@@ -246,7 +250,7 @@ describe.each(ENTRIES)('the bridge %s', (entry) => {
       SWITCHBOARD_HOOK_TIMEOUT_MS: '1000',
     });
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('"deny"');
+    expect(r.stdout).toContain('"ask"');
     expect(r.stdout).toContain('no answer within 1000 ms');
     expect(r.ms).toBeLessThan(8000);
   }, 15_000);

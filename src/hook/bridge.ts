@@ -8,7 +8,7 @@ import {
   HOOK_ROUTE,
   isBridgeReply,
 } from '../runtimes/http/protocol.js';
-import { replyWithoutGate } from '../runtimes/http/fail-closed.js';
+import { replyWithoutGate, START_GATEWAY_HINT } from '../runtimes/http/fail-closed.js';
 import { type BridgeSettings, bridgeSettings } from './settings.js';
 
 /**
@@ -73,9 +73,11 @@ export async function forward(
   );
   const where = url.origin;
   if (outcome.kind === 'failed')
-    return fallback(`Switchboard gateway unreachable at ${where}: ${outcome.why}`);
+    return fallback(`Switchboard gateway unreachable at ${where}: ${outcome.why}; ${START_GATEWAY_HINT}`);
   if (outcome.status >= 500) {
-    return fallback(`Switchboard gateway unreachable at ${where}: it answered ${outcome.status}`);
+    return fallback(
+      `Switchboard gateway unreachable at ${where}: it answered ${outcome.status}; ${START_GATEWAY_HINT}`,
+    );
   }
   const reply = parse(outcome.body);
   if (reply) return reply;

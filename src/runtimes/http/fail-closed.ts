@@ -26,9 +26,18 @@ export function failsClosed(n: Normalized, mode: FailMode): boolean {
 
 export const GATE_UNAVAILABLE = 'GATE_UNAVAILABLE';
 
+/**
+ * Fail closed, but to the person at the desk: a runtime that can ask its user natively (Claude Code
+ * `ask`) shows its own permission dialog, so a gateway that is down stops nothing you would have
+ * allowed by hand; a runtime that cannot ask gets its deny (`verdictFor`). Never an allow.
+ */
 export function unavailableDecision(reason: string): Decision {
-  return { decision: 'deny', reason_code: GATE_UNAVAILABLE, reason };
+  return { decision: 'require_approval', reason_code: GATE_UNAVAILABLE, reason };
 }
+
+/** What a reason for an unreachable gateway ends with: how to bring it back. */
+export const START_GATEWAY_HINT =
+  'start it with `switchboard serve` in its folder, or keep it running with `switchboard service install`';
 
 /** The native reply when no decision could be had: the runtime's deny, or its neutral answer. */
 export function replyWithoutGate(

@@ -7,6 +7,7 @@ import { RUNTIMES } from '../index.js';
 import { runtimesModule } from '../module.js';
 import type { Decision, RuntimeKind } from '../runtime.js';
 import { afterWait, forAdapter } from './decision.js';
+import { unavailableDecision } from './fail-closed.js';
 import { FakeApprovals, FakeGate, approvalView, gateDecision } from './testing.js';
 import { approvalsPort } from '../../approvals/port.js';
 import { gatePort } from '../../gate/port.js';
@@ -125,18 +126,31 @@ describe.each(await dialects())('POST /v1/runtimes/:runtime/hooks on %s', (diale
       );
     });
 
+    // Closed means the runtime's own desk dialog where it has one (its `ask`, or its neutral reply on a
+    // permission prompt), its deny elsewhere: never what an allow would answer.
+    const failedClosed = (body: unknown) => {
+      const allow = expected(runtime, raw, forAdapter(gateDecision('allow')), http);
+      expect(body).not.toEqual(allow);
+      const ask = expected(
+        runtime,
+        raw,
+        unavailableDecision('the policy gate is unavailable (no gate is running)'),
+        http,
+      );
+      if (JSON.stringify(ask) !== '{}') expect(JSON.stringify(body)).toContain('GATE_UNAVAILABLE');
+    };
+
     it('fails closed when no gate is running, naming GATE_UNAVAILABLE', async () => {
       const res = await post(runtime, raw);
       expect(res.status).toBe(200);
-      expect(JSON.stringify(await res.json())).toContain('GATE_UNAVAILABLE');
+      failedClosed(await res.json());
       const denied = await t.services.log.list({ type: 'agent.tool.denied', limit: 10 });
       expect(denied).toHaveLength(1);
     });
 
     it('fails closed when the gate throws', async () => {
       t.provide(gatePort, new FakeGate(new Error('policy store unreachable')));
-      const body = JSON.stringify(await (await post(runtime, raw)).json());
-      expect(body).toContain('GATE_UNAVAILABLE');
+      failedClosed(await (await post(runtime, raw)).json());
     });
   });
 
