@@ -1,4 +1,11 @@
-import { definitionList, escapeHtml, pageLayout } from '../web/page.js';
+import {
+  definitionList,
+  escapeHtml,
+  LOCAL_TIME_SCRIPT,
+  type Markup,
+  pageLayout,
+  relativeUntil,
+} from '../web/page.js';
 import { prefix } from '../text/index.js';
 
 /** The approval page for signed links, in the shared phone-page shell (src/web/page.ts). */
@@ -8,10 +15,15 @@ const PLAN_SHOWN_MAX = 4000;
 
 const APPROVAL_CSS = `pre{white-space:pre-wrap;word-break:break-all;background:#f4f4f4;padding:.5rem;font-size:.85rem}
 button{font-size:1.1rem;padding:.7rem 1.4rem;margin:.3rem .5rem .3rem 0;border-radius:.4rem;border:1px solid #888}
-.approve{background:#1a7f37;color:#fff} .reject{background:#cf222e;color:#fff}`;
+.approve{background:#1a7f37;color:#fff} .reject{background:#cf222e;color:#fff}
+label{display:block;margin-top:1rem;font-weight:600}
+textarea{display:block;width:100%;box-sizing:border-box;font:inherit;margin:.3rem 0 .6rem;padding:.4rem}`;
 
-function layout(title: string, body: string): string {
-  return pageLayout(title, body, APPROVAL_CSS);
+/** What a comment may hold: the decision API's own cap. */
+export const COMMENT_MAX_CHARS = 2000;
+
+function layout(title: string, body: string, script = ''): string {
+  return pageLayout(title, body, APPROVAL_CSS, script);
 }
 
 export interface PageApproval {
@@ -25,19 +37,35 @@ export interface PageApproval {
   expires_at: string;
 }
 
-/** The confirmation page: what is asked, and two buttons that POST back to the same URL. */
-export function confirmationPage(a: PageApproval): string {
+/**
+ * When it expires, for a person on a phone: the time in their own zone (the script rewrites the UTC
+ * fallback) and how long is left ("in 4 min", kept current by the script at load).
+ */
+function expiry(expiresAt: string, now: number): Markup {
+  const iso = escapeHtml(expiresAt);
+  const utc = escapeHtml(expiresAt.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC'));
+  const left = escapeHtml(relativeUntil(Date.parse(expiresAt), now));
+  return {
+    html: `<time datetime="${iso}" data-local>${utc}</time> (<span data-until="${iso}">${left}</span>)`,
+  };
+}
+
+/**
+ * The confirmation page: what is asked (line breaks of the reason kept), when it expires, a comment
+ * box, and two buttons that POST back to the same URL.
+ */
+export function confirmationPage(a: PageApproval, now: number): string {
   let plan = JSON.stringify(a.plan.input, null, 2);
   if (plan.length > PLAN_SHOWN_MAX)
     plan = `${prefix(plan, PLAN_SHOWN_MAX)}\n… (truncated; the digest covers all of it)`;
-  const rows: [string, string][] = [
+  const rows: [string, string | Markup][] = [
     ['Action', a.action],
     ['Reason', a.reason],
     ['Tool', a.plan.tool],
     ...(a.plan.resource ? ([['Resource', a.plan.resource]] as [string, string][]) : []),
     ['Asked by', a.requested_by],
     ...(a.task_id ? ([['Task', a.task_id]] as [string, string][]) : []),
-    ['Expires', a.expires_at],
+    ['Expires', expiry(a.expires_at, now)],
     ['Plan digest', a.plan_digest],
   ];
   return layout(
@@ -46,10 +74,13 @@ export function confirmationPage(a: PageApproval): string {
 <p>Input:</p>
 <pre>${escapeHtml(plan)}</pre>
 <form method="post">
+<label for="comment">Comment (optional; the agent reads it, e.g. why you reject)</label>
+<textarea id="comment" name="comment" rows="3" maxlength="${COMMENT_MAX_CHARS}"></textarea>
 <button class="approve" type="submit" name="decision" value="approve">Approve</button>
 <button class="reject" type="submit" name="decision" value="reject">Reject</button>
 </form>
 <p><small>${escapeHtml(a.id)}</small></p>`,
+    LOCAL_TIME_SCRIPT,
   );
 }
 

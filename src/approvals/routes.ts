@@ -6,6 +6,7 @@ import { readJson } from '../kernel/body.js';
 import type { App, Services } from '../kernel/module.js';
 import type { ApprovalRecord } from './view.js';
 import { ASK_LIMITS } from './port.js';
+import { COMMENT_MAX_CHARS } from './page.js';
 import type { Approvals } from './service.js';
 import { prefix } from '../text/index.js';
 
@@ -21,7 +22,7 @@ export const askSchema = z.strictObject({
 
 export const decisionSchema = z.strictObject({
   decision: z.enum(['approve', 'reject']),
-  comment: z.string().max(2000).optional(),
+  comment: z.string().max(COMMENT_MAX_CHARS).optional(),
 });
 
 const STATES = ['pending', 'approved', 'rejected', 'expired'] as const;
