@@ -12,6 +12,10 @@ export const DEFAULT_CAPABILITY_TTL_SECONDS = 300;
 export const DEFAULT_MAX_INPUT_BYTES = 1_048_576;
 /** NTP keeps hosts within a second; ten seconds covers a badly synced resource service, not a replay. */
 export const DEFAULT_CLOCK_SKEW_SECONDS = 10;
+/** A deferred call is worth retrying after a minute (a lock, a change window); a rule says otherwise. */
+export const DEFAULT_DEFER_RETRY_AFTER_SECONDS = 60;
+/** A deferral longer than a week is a deny. */
+const MAX_RETRY_AFTER_SECONDS = 604_800;
 
 const RULE_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 const REASON_CODE = /^[A-Z][A-Z0-9_]{0,99}$/;
@@ -52,6 +56,8 @@ export const ruleSchema = z
     /** modify: a CEL expression whose value is the whole replacement input (a map). */
     input_expr: z.string().min(1).max(10_000).optional(),
     constraints: jsonObject.optional(),
+    /** defer: how long until a retry of the same plan is decided afresh (default `gate.defer_retry_after_seconds`). */
+    retry_after_seconds: z.int().min(1).max(MAX_RETRY_AFTER_SECONDS).optional(),
     description: z.string().max(2_000).optional(),
   })
   .superRefine((rule, ctx) => {
@@ -61,6 +67,13 @@ export const ruleSchema = z
         code: 'custom',
         path: ['decision'],
         message: 'a modify rule needs exactly one of `input` (merge patch) or `input_expr` (CEL)',
+      });
+    }
+    if (rule.decision !== 'defer' && rule.retry_after_seconds !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['retry_after_seconds'],
+        message: 'only a defer rule may carry `retry_after_seconds`',
       });
     }
     if (rule.decision !== 'modify' && given > 0) {
@@ -81,6 +94,12 @@ export const gateOptionsSchema = z.strictObject({
   fail_open_low: z.boolean().default(true),
   capability_ttl_seconds: z.int().min(1).max(86_400).default(DEFAULT_CAPABILITY_TTL_SECONDS),
   clock_skew_seconds: z.int().min(0).max(300).default(DEFAULT_CLOCK_SKEW_SECONDS),
+  /** How long a `defer` holds: the decision's `retry_after` is now plus this, unless the rule says. */
+  defer_retry_after_seconds: z
+    .int()
+    .min(1)
+    .max(MAX_RETRY_AFTER_SECONDS)
+    .default(DEFAULT_DEFER_RETRY_AFTER_SECONDS),
   max_input_bytes: z
     .int()
     .min(1_024)

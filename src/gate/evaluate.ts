@@ -32,6 +32,8 @@ export interface Trace {
   /** The plan as asked; differs from `decision.plan_digest` only after a modify. */
   original_plan_digest: string;
   modify?: { rule_id: string; original: Record<string, unknown>; replacement: Record<string, unknown> };
+  /** The plan was deferred before and retried before its `retry_after`: that defer stands (service/deferrals.ts). */
+  held?: boolean;
 }
 
 export interface Evaluation {
@@ -56,6 +58,22 @@ export function evaluateWithTrace(
   ctx: GateContext = {},
 ): Evaluation {
   const now = ctx.now ?? new Date();
+  const evaluation = decide(compiled, intent, ctx, now);
+  const d = evaluation.decision;
+  if (d.decision === 'defer' && d.retry_after === undefined) {
+    // A defer the gate gave itself (fail_mode_high, default_decision): the configured wait.
+    const seconds = (compiled?.options ?? defaultGateOptions()).defer_retry_after_seconds;
+    d.retry_after = new Date(now.getTime() + seconds * 1000).toISOString();
+  }
+  return evaluation;
+}
+
+function decide(
+  compiled: CompiledPolicy | undefined,
+  intent: Intent,
+  ctx: GateContext,
+  now: Date,
+): Evaluation {
   const options = compiled?.options ?? defaultGateOptions();
   const type = intent.event_type ?? DEFAULT_EVENT_TYPE;
   const plan: Plan = {
@@ -133,6 +151,10 @@ export function evaluateWithTrace(
 
   let decision = withMatches(decided(winner.rule.decision, winner.rule.reason_code, base));
   decision.constraints = mergeConstraints(winner, matched);
+  if (winner.rule.decision === 'defer') {
+    const seconds = winner.rule.retry_after_seconds ?? options.defer_retry_after_seconds;
+    decision.retry_after = new Date(now.getTime() + seconds * 1000).toISOString();
+  }
   let finalPlan = plan;
   if (winner.rule.decision === 'modify') {
     const modified = modify(compiled, winner, plan, options, celContext);

@@ -38,6 +38,11 @@ export interface GateDecision {
   approval_id?: string;
   /** The whole modified tool input, when `decision` is `modify`. */
   input?: Record<string, unknown>;
+  /**
+   * `defer` only: when to try again (ISO 8601). A retry of the same plan before then is deferred
+   * again without being decided; one after it is decided afresh.
+   */
+  retry_after?: string;
   /** Set when a low-risk intent was let through because the policy could not be evaluated. */
   tags?: string[];
 }

@@ -159,7 +159,9 @@ export function explain(d: Decision): string {
     case 'require_approval':
       return `Switchboard: approval ${d.approval_id ?? '(no id)'} is required (${why}). Retry this call once it is approved.`;
     case 'defer':
-      return `Switchboard: deferred (${why}). Retry this call later.`;
+      return d.retry_after
+        ? `Switchboard: deferred (${why}). Retry this call after ${d.retry_after}.`
+        : `Switchboard: deferred (${why}). Retry this call later.`;
     case 'modify':
       return `Switchboard: input rewritten by policy (${why}).`;
     case 'allow':

@@ -58,6 +58,8 @@ export function decisionEvents(
         matched_rules: d.matched_rules,
         constraints: d.constraints,
         ...(d.approval_id ? { approval_id: d.approval_id } : {}),
+        ...(d.retry_after ? { retry_after: d.retry_after } : {}),
+        ...(f.trace.held ? { held: true } : {}),
         ...(d.capability ? { capability_id: d.capability.id } : {}),
         ...(d.tags ? { tags: d.tags } : {}),
         ...(f.trace.errors.length > 0 ? { rule_errors: f.trace.errors.map((e) => e.rule_id) } : {}),

@@ -23,6 +23,7 @@ import type { IncidentStore } from './incidents-store.js';
 import { actionText, decisionEvents } from './record.js';
 import { compileDraft, runShadow } from './shadow.js';
 import type { HistoryStore } from './history-store.js';
+import { Deferrals } from './deferrals.js';
 import { historyEntry, historyKey } from '../history.js';
 import { AppError } from '../../errors/index.js';
 import type { TaskView } from '../../tasks/port.js';
@@ -46,6 +47,8 @@ export interface GateDeps {
  * decides, creates the approval a `require_approval` asks for, and writes it all to the log.
  */
 export class Gate implements GateService {
+  private readonly deferrals = new Deferrals();
+
   constructor(private readonly d: GateDeps) {}
 
   evaluate(intent: GateIntent, ctx: GateContext): Promise<GateDecision> {
@@ -177,6 +180,7 @@ export class Gate implements GateService {
     let decision: GateDecision = { ...evaluation.decision };
     if (evaluation.trace.policy_unavailable) decision.tags = ['policy_unavailable'];
 
+    if (approvedDigest === undefined) decision = this.held(intent, ctx, taskId, evaluation, decision);
     if (approvedDigest !== undefined) {
       const root = { task_id: taskId, session_id: intent.session_id ?? null };
       await s.db.tx((tx) => this.record(tx, root, evaluation, decision, engineIntent, approvedDigest));
@@ -218,6 +222,7 @@ export class Gate implements GateService {
       evaluation = evaluateWithTrace(compiled, engineIntent, { ...engineCtx, envelope: cause });
       decision = { ...evaluation.decision };
       if (evaluation.trace.policy_unavailable) decision.tags = ['policy_unavailable'];
+      decision = this.held(intent, ctx, taskId, evaluation, decision);
       const req = await this.requested(tx, engineIntent, intent, { ...ctx, cause }, taskId, evaluation);
       if (decision.decision !== 'require_approval')
         await this.record(tx, req, evaluation, decision, engineIntent);
@@ -230,6 +235,21 @@ export class Gate implements GateService {
     const evaluated = evaluation;
     await s.db.tx((tx) => this.record(tx, requested, evaluated, decided, engineIntent));
     return decision;
+  }
+
+  /** A retry of a deferred plan before its `retry_after` keeps that defer (service/deferrals.ts). */
+  private held(
+    intent: GateIntent,
+    ctx: GateContext,
+    taskId: string | null,
+    evaluation: Evaluation,
+    decision: GateDecision,
+  ): GateDecision {
+    const scope = historyKey(intent.session_id, taskId) ?? `a:${ctx.principal.name}`;
+    const key = `${scope}|${evaluation.trace.original_plan_digest}`;
+    const out = this.deferrals.apply(key, decision, this.d.s.now());
+    if (out.held) evaluation.trace.held = true;
+    return out.decision;
   }
 
   private async taskView(taskId: string | null): Promise<TaskView | undefined> {

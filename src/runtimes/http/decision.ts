@@ -46,6 +46,7 @@ export function forAdapter(g: GateDecision): Decision {
   if (g.reason !== undefined) d.reason = g.reason;
   if (g.input !== undefined) d.input = g.input;
   if (g.approval_id !== undefined) d.approval_id = g.approval_id;
+  if (g.retry_after !== undefined) d.retry_after = g.retry_after;
   if (g.policy_revision !== null) d.policy_revision = g.policy_revision;
   d.plan_digest = g.plan_digest;
   if (g.capability !== undefined) d.capability = g.capability;
