@@ -25,7 +25,10 @@ export async function run(opts: ServeOptions, env: NodeJS.ProcessEnv = process.e
   assertPolicyLints(loaded.source);
   const keys = tallyKeys(config.auth.keys, env);
   if (usableKeyCount(keys) === 0 && !opts.allowNoKeys) throw new Error(noKeysMessage(keys));
-  const server = await startServer(config, { configSource: loaded.source });
+  const server = await startServer(config, { configSource: loaded.source }).catch(async (err) => {
+    if ((err as { code?: string }).code !== 'EADDRINUSE') throw err;
+    throw new Error(await portInUse(config.server.host, config.server.port));
+  });
   // For people, on stderr; the JSON log on stdout stays one object per line.
   process.stderr.write(
     `switchboard ready (${loaded.source})\n${startupSummary(config, env, server.url)
@@ -48,4 +51,28 @@ function assertPolicyLints(source: string): void {
   throw new Error(
     `the policy does not compile, so the gateway would never be ready:\n${lint.lines.map((l) => `  ${l}`).join('\n')}\nfix it (switchboard policy lint) and start again`,
   );
+}
+
+/**
+ * The port is taken: say by whom, if it is a gateway (its `/readyz` answers in our shape), and the two
+ * ways out. The probe is one loopback-or-configured-host GET with a short deadline.
+ */
+export async function portInUse(host: string, port: number): Promise<string> {
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const probeHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  let who = 'another program listens there';
+  try {
+    const res = await fetch(
+      `http://${probeHost.includes(':') ? `[${probeHost}]` : probeHost}:${port}/readyz`,
+      {
+        signal: AbortSignal.timeout(2000),
+      },
+    );
+    const body = (await res.json()) as { status?: unknown };
+    if (body.status === 'ready' || body.status === 'not_ready')
+      who = `another Switchboard gateway is running there (/readyz: ${body.status})`;
+  } catch {
+    // not HTTP, or not ours: the generic wording stands
+  }
+  return `port ${port} on ${host} is in use: ${who}. Stop it, or start this one on another port with --port <n> (or SWITCHBOARD_PORT); client commands then need SWITCHBOARD_URL=http://${where.replace(String(port), '<n>')}`;
 }

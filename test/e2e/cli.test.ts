@@ -216,6 +216,43 @@ describe('switchboard CLI', () => {
     expect(serve.stderr).toMatch(/switchboard\.yaml:5:\d+ rule broken: when: /);
   });
 
+  it('says another gateway holds the port, and how to use --port, instead of a raw EADDRINUSE', async () => {
+    const cwd = workdir();
+    writeFileSync(
+      join(cwd, 'switchboard.yaml'),
+      'auth:\n  keys:\n    - { name: ops, role: admin, key: "cccccccccccccccccccccccc" }\n',
+    );
+    const first = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
+      cwd,
+      env: { PATH: process.env.PATH! },
+    });
+    try {
+      const port = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        first.stdout.on('data', (d) => {
+          out += d;
+          const m = /"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(out);
+          if (m) resolve(m[1]!);
+        });
+        first.on('exit', () => reject(new Error(`exited early: ${out}`)));
+      });
+      const other = workdir();
+      writeFileSync(
+        join(other, 'switchboard.yaml'),
+        'auth:\n  keys:\n    - { name: ops, role: admin, key: "cccccccccccccccccccccccc" }\n',
+      );
+      const r = cli(['serve', '--port', port], other);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(
+        `port ${port} on 127.0.0.1 is in use: another Switchboard gateway is running there (/readyz: ready)`,
+      );
+      expect(r.stderr).toContain('--port <n>');
+      expect(r.stderr).not.toContain('EADDRINUSE');
+    } finally {
+      first.kill('SIGTERM');
+    }
+  }, 60_000);
+
   it('refuses to serve with no usable key, saying how to get one', () => {
     const cwd = workdir();
     writeFileSync(
