@@ -36,8 +36,8 @@ function registryRows(
   return tools.map((t) => {
     const u = used.get(t.name);
     return [
-      `<a class="word" href="/console/tools?tool=${encodeURIComponent(t.name)}">${escapeHtml(t.name)}</a>`,
-      `<span class="word">${escapeHtml(t.kind)}</span>`,
+      `<a href="/console/tools?tool=${encodeURIComponent(t.name)}">${escapeHtml(t.name)}</a>`,
+      escapeHtml(t.kind),
       escapeHtml(t.channel),
       badge(t.permission),
       `${Math.round(t.timeout_ms / 100) / 10} s`,
