@@ -48,8 +48,8 @@ describe('switchboard approvals list|approve|reject', () => {
   });
 
   it('fails with one clear line for a missing or wrong key', async () => {
-    await expect(run(list, undefined)).rejects.toThrow(/^SWITCHBOARD_KEY is missing or not a valid key/);
-    await expect(run(list, 'not-a-key')).rejects.toThrow('SWITCHBOARD_KEY is missing or not a valid key');
+    await expect(run(list, undefined)).rejects.toThrow(/^no key for the gateway: set SWITCHBOARD_KEY/);
+    await expect(run(list, 'not-a-key')).rejects.toThrow('refused the key (401)');
   });
 
   it('fails with one clear line for an agent key, a decided approval and a bad id', async () => {
@@ -71,7 +71,7 @@ describe('switchboard approvals list|approve|reject', () => {
     const lines: string[] = [];
     const env = { SWITCHBOARD_URL: 'http://127.0.0.1:1', SWITCHBOARD_KEY: KEYS.approver };
     await expect(list({ env, out: (l) => lines.push(l) })).rejects.toThrow(
-      /cannot reach the gateway at http:\/\/127.0.0.1:1/,
+      /Switchboard gateway unreachable at http:\/\/127.0.0.1:1/,
     );
   });
 });

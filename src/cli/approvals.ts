@@ -56,8 +56,6 @@ function call(method: string, path: string, opts: ApprovalsCliOptions, body?: un
     opts,
     {
       roles: ['approver', 'admin'],
-      noKey: 'SWITCHBOARD_KEY is missing or not a valid key (set it to an approver or admin key)',
-      unauthorized: 'SWITCHBOARD_KEY is missing or not a valid key',
       forbidden: (error) =>
         error?.code === 'self_approval'
           ? 'an agent key cannot decide approvals; use an approver or admin key'

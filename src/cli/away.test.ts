@@ -60,6 +60,6 @@ describe('switchboard away on|off|status', () => {
         env: { SWITCHBOARD_URL: 'http://127.0.0.1:1', SWITCHBOARD_KEY: 'k' },
         out: (l) => lines.push(l),
       }),
-    ).rejects.toThrow(/cannot reach/);
+    ).rejects.toThrow(/Switchboard gateway unreachable at/);
   });
 });

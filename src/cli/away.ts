@@ -4,7 +4,7 @@
  * (default http://127.0.0.1:8787, CONTRACT.md), the key `$SWITCHBOARD_KEY` (an admin or approver key).
  */
 
-import { clientKey, DEFAULT_URL } from './client.js';
+import { clientKey, DEFAULT_URL, noKeyMessage, unauthorizedMessage, unreachableMessage } from './client.js';
 import { prefix } from '../text/index.js';
 
 export type AwayAction = 'on' | 'off' | 'status';
@@ -52,7 +52,7 @@ export async function run(action: string, opts: AwayOptions = {}): Promise<AwayV
   const env = opts.env ?? process.env;
   const base = (env['SWITCHBOARD_URL'] ?? DEFAULT_URL).replace(/\/+$/, '');
   const key = clientKey(env, ['approver', 'admin']);
-  if (!key) throw new AwayError('set SWITCHBOARD_KEY to an admin or approver key');
+  if (!key) throw new AwayError(noKeyMessage(['approver', 'admin']));
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   let url = `${base}/v1/away`;
   const init: RequestInit = { headers };
@@ -67,7 +67,7 @@ export async function run(action: string, opts: AwayOptions = {}): Promise<AwayV
   try {
     res = await (opts.fetch ?? fetch)(url, init);
   } catch (err) {
-    throw new AwayError(`cannot reach ${base}: ${(err as Error).message}`);
+    throw new AwayError(unreachableMessage(base, err));
   }
   const text = await res.text();
   let body: unknown;
@@ -76,6 +76,7 @@ export async function run(action: string, opts: AwayOptions = {}): Promise<AwayV
   } catch {
     throw new AwayError(`${base} answered ${res.status} with a body that is not JSON`);
   }
+  if (res.status === 401) throw new AwayError(unauthorizedMessage(base));
   if (!res.ok) {
     const e = (body as { error?: { code?: string; message?: string } }).error;
     throw new AwayError(

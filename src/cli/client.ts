@@ -54,14 +54,30 @@ export interface ClientOptions {
 }
 
 export interface ClientMessages {
-  /** The roles that may do this, in the order a key file of the local config is tried (default: none). */
-  roles?: readonly Role[];
-  /** When SWITCHBOARD_KEY is unset. */
-  noKey: string;
-  /** When the gateway answers 401. */
-  unauthorized: string;
+  /** The roles that may do this, in the order a key file of the local config is tried. */
+  roles: readonly Role[];
   /** When the gateway answers 403; gets the error code and message. */
   forbidden: (error: { code?: string; message?: string } | undefined) => string;
+}
+
+/**
+ * The three ways a client command fails before the gateway has said anything of substance, worded
+ * once for every command (`approvals`, `away`, `dlq`, `incidents`, `ingress`, `tasks`, `touch`, …).
+ */
+export function noKeyMessage(roles: readonly Role[]): string {
+  const what = roles.length
+    ? `${/^[aeiou]/.test(roles[0]!) ? 'an' : 'a'} ${roles.join(' or ')} key`
+    : 'a key';
+  return `no key for the gateway: set SWITCHBOARD_KEY to ${what} (\`switchboard keys show <name>\` prints one), or run this in the gateway's folder, where its key files are`;
+}
+
+export function unreachableMessage(base: string, err: unknown): string {
+  const code = (err as { cause?: { code?: string } }).cause?.code;
+  return `Switchboard gateway unreachable at ${base}${code ? ` (${code})` : ''}; start it with \`switchboard serve\` in its folder, or point SWITCHBOARD_URL at it`;
+}
+
+export function unauthorizedMessage(base: string): string {
+  return `the gateway at ${base} refused the key (401): it is not one of its keys; \`switchboard keys list\` in the gateway's folder shows them`;
 }
 
 export async function gatewayCall(
@@ -73,8 +89,8 @@ export async function gatewayCall(
 ): Promise<unknown> {
   const env = opts.env ?? process.env;
   const base = (opts.url ?? env.SWITCHBOARD_URL ?? DEFAULT_URL).replace(/\/+$/, '');
-  const key = clientKey(env, messages.roles ?? []);
-  if (!key) throw new Error(messages.noKey);
+  const key = clientKey(env, messages.roles);
+  if (!key) throw new Error(noKeyMessage(messages.roles));
   let res: Response;
   try {
     res = await fetch(`${base}${path}`, {
@@ -86,10 +102,7 @@ export async function gatewayCall(
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
   } catch (err) {
-    const code = (err as { cause?: { code?: string } }).cause?.code;
-    throw new Error(
-      `cannot reach the gateway at ${base}${code ? ` (${code})` : ''}; is it running? (SWITCHBOARD_URL)`,
-    );
+    throw new Error(unreachableMessage(base, err));
   }
   const text = await res.text();
   let parsed: unknown;
@@ -100,7 +113,7 @@ export async function gatewayCall(
   }
   if (res.ok) return parsed;
   const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
-  if (res.status === 401) throw new Error(messages.unauthorized);
+  if (res.status === 401) throw new Error(unauthorizedMessage(base));
   if (res.status === 403) throw new Error(messages.forbidden(error));
   throw new Error(
     `${error?.message ?? `the gateway answered ${res.status}`}${error?.code ? ` (${error.code})` : ''}`,

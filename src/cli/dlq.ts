@@ -4,7 +4,7 @@
  * The server is `$SWITCHBOARD_URL` (default http://127.0.0.1:8787, CONTRACT.md), the key `$SWITCHBOARD_KEY`.
  */
 
-import { clientKey, DEFAULT_URL } from './client.js';
+import { clientKey, DEFAULT_URL, noKeyMessage, unauthorizedMessage, unreachableMessage } from './client.js';
 
 export interface DlqContext {
   env?: NodeJS.ProcessEnv;
@@ -45,14 +45,14 @@ async function call(ctx: DlqContext, path: string, init: RequestInit = {}): Prom
   const env = ctx.env ?? process.env;
   const base = (env['SWITCHBOARD_URL'] ?? DEFAULT_URL).replace(/\/+$/, '');
   const key = clientKey(env, ['admin']);
-  if (!key) throw new DlqError('set SWITCHBOARD_KEY to an admin key');
+  if (!key) throw new DlqError(noKeyMessage(['admin']));
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
   try {
     res = await (ctx.fetch ?? fetch)(`${base}${path}`, { ...init, headers });
   } catch (err) {
-    throw new DlqError(`cannot reach ${base}: ${(err as Error).message}`);
+    throw new DlqError(unreachableMessage(base, err));
   }
   const text = await res.text();
   let body: unknown;
@@ -61,6 +61,7 @@ async function call(ctx: DlqContext, path: string, init: RequestInit = {}): Prom
   } catch {
     throw new DlqError(`${base} answered ${res.status} with a body that is not JSON`);
   }
+  if (res.status === 401) throw new DlqError(unauthorizedMessage(base));
   if (!res.ok) {
     const e = (body as { error?: { code?: string; message?: string } }).error;
     throw new DlqError(

@@ -49,10 +49,10 @@ describe('switchboard incidents over HTTP', () => {
       'name exactly one of --agent, --tenant',
     );
     await expect(freeze(opts({ agent: 'a' }, KEYS.agent))).rejects.toThrow('needs an admin key');
-    await expect(freeze({ ...opts({ agent: 'a' }), env: {} })).rejects.toThrow('SWITCHBOARD_KEY is not set');
+    await expect(freeze({ ...opts({ agent: 'a' }), env: {} })).rejects.toThrow('no key for the gateway');
     await expect(revoke(opts({ task: 'nope' }))).rejects.toThrow(/validation_failed/);
     await expect(freeze({ ...opts({ agent: 'a' }), url: 'http://127.0.0.1:1' })).rejects.toThrow(
-      /cannot reach/,
+      /Switchboard gateway unreachable at/,
     );
   });
 });

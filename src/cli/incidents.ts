@@ -25,8 +25,6 @@ function call(method: string, path: string, opts: IncidentsCliOptions, body?: un
     opts,
     {
       roles: ['admin'],
-      noKey: 'SWITCHBOARD_KEY is not set (the incident API needs an admin key)',
-      unauthorized: 'SWITCHBOARD_KEY is not a valid key',
       forbidden: () => 'the incident API needs an admin key',
     },
     body,

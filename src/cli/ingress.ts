@@ -13,7 +13,7 @@ export interface ReplayOptions {
 }
 
 /** Where client commands reach the gateway (CONTRACT.md). */
-import { DEFAULT_URL } from './client.js';
+import { clientKey, DEFAULT_URL, noKeyMessage, unauthorizedMessage, unreachableMessage } from './client.js';
 
 export interface ReplayResult {
   id: string;
@@ -27,8 +27,8 @@ export function replayRequest(
   opts: ReplayOptions,
   env: NodeJS.ProcessEnv = process.env,
 ): { url: string; init: RequestInit } {
-  const key = env.SWITCHBOARD_KEY;
-  if (!key) throw new Error('set SWITCHBOARD_KEY to an admin key: replay needs the admin role');
+  const key = clientKey(env, ['admin']);
+  if (!key) throw new Error(noKeyMessage(['admin']));
   const base = (opts.url ?? env.SWITCHBOARD_URL ?? DEFAULT_URL).replace(/\/+$/, '');
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   const init: RequestInit = { method: 'POST', headers };
@@ -49,8 +49,9 @@ export async function replay(
   try {
     res = await fetch(url, init);
   } catch (err) {
-    throw new Error(`cannot reach the gateway at ${url.split('/v1/')[0]}: ${(err as Error).message}`);
+    throw new Error(unreachableMessage(url.split('/v1/')[0]!, err));
   }
+  if (res.status === 401) throw new Error(unauthorizedMessage(url.split('/v1/')[0]!));
   const body = (await res.json().catch(() => undefined)) as
     | (ReplayResult & { error?: { code: string; message: string } })
     | undefined;

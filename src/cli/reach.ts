@@ -4,7 +4,14 @@
  * the task from `$SWITCHBOARD_TASK_ID`. A touch that fails prints `CODE: message` and exits 1.
  */
 
-import { clientKey, DEFAULT_URL, gatewayCall } from './client.js';
+import {
+  clientKey,
+  DEFAULT_URL,
+  gatewayCall,
+  noKeyMessage,
+  unauthorizedMessage,
+  unreachableMessage,
+} from './client.js';
 import { prefix } from '../text/index.js';
 
 export interface ReachCliOptions {
@@ -45,8 +52,6 @@ const print = (o: ReachCliOptions, line: string) =>
 
 const MESSAGES = {
   roles: ['agent', 'admin'] as const,
-  noKey: 'SWITCHBOARD_KEY is missing (set it to an agent or admin key)',
-  unauthorized: 'SWITCHBOARD_KEY is missing or not a valid key',
   forbidden: (e: { message?: string } | undefined) =>
     `this key may not do that: ${e?.message ?? 'forbidden'}`,
 };
@@ -68,7 +73,7 @@ async function post(o: ReachCliOptions, body: unknown): Promise<Response> {
   const env = o.env ?? process.env;
   const base = (o.url ?? env.SWITCHBOARD_URL ?? DEFAULT_URL).replace(/\/+$/, '');
   const key = clientKey(env, MESSAGES.roles);
-  if (!key) throw new Error(MESSAGES.noKey);
+  if (!key) throw new Error(noKeyMessage(MESSAGES.roles));
   let res: globalThis.Response;
   try {
     res = await fetch(`${base}/v1/touch`, {
@@ -81,16 +86,13 @@ async function post(o: ReachCliOptions, body: unknown): Promise<Response> {
       body: JSON.stringify(body),
     });
   } catch (err) {
-    const code = (err as { cause?: { code?: string } }).cause?.code;
-    throw new Error(
-      `cannot reach the gateway at ${base}${code ? ` (${code})` : ''}; is it running? (SWITCHBOARD_URL)`,
-    );
+    throw new Error(unreachableMessage(base, err));
   }
   const parsed = (await res.json().catch(() => undefined)) as
     | (Response & { error?: { message: string } })
     | undefined;
   if (parsed && typeof parsed.request_id === 'string') return parsed;
-  if (res.status === 401) throw new Error(MESSAGES.unauthorized);
+  if (res.status === 401) throw new Error(unauthorizedMessage(base));
   const e = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
   throw new Error(`${e?.message ?? `the gateway answered ${res.status}`}${e?.code ? ` (${e.code})` : ''}`);
 }

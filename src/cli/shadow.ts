@@ -61,8 +61,7 @@ export async function shadow(file: string, opts: ShadowCliOptions = {}): Promise
     '/v1/policy/shadow',
     opts,
     {
-      noKey: 'SWITCHBOARD_KEY is not set (a shadow run needs an admin key)',
-      unauthorized: 'SWITCHBOARD_KEY is not a valid key',
+      roles: ['admin'],
       forbidden: () => 'a shadow run needs an admin key',
     },
     {

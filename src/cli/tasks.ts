@@ -39,8 +39,6 @@ export function formatTask(t: TaskJson): string {
 function call(method: string, path: string, opts: TasksCliOptions): Promise<unknown> {
   return gatewayCall(method, path, opts, {
     roles: ['admin', 'agent'],
-    noKey: 'SWITCHBOARD_KEY is missing or not a valid key (set it to an admin key, or the task’s agent key)',
-    unauthorized: 'SWITCHBOARD_KEY is missing or not a valid key',
     forbidden: (error) => `this key may not do that: ${error?.message ?? 'forbidden'}`,
   });
 }
