@@ -1,9 +1,14 @@
 import { DefaultExecutionEventBusManager, type PushNotificationSender } from '@a2a-js/sdk/server';
+import { deliveryPort } from '../delivery/port.js';
+import { createEgress, type Egress, type Resolver } from '../egress/index.js';
 import { AppError } from '../errors/index.js';
+import { optional } from '../kernel/port.js';
 import { type Deps, defineModule, type Module, type Principal } from '../kernel/module.js';
 import { publicUrl } from '../tasks/module.js';
 import { tasksPort } from '../tasks/port.js';
-import { agentCard } from './card.js';
+import { agentCard, JWKS_PATH } from './card.js';
+import { SigningKeys } from './keys.js';
+import { checkPushConfig, enqueuePushes, pushSender } from './push.js';
 import { a2aConfigSchema } from './config.js';
 import { cancelSwitchboardTask, SkillExecutor, Updates } from './executor.js';
 import { skillOf, SwitchboardRequestHandler } from './handler.js';
@@ -12,7 +17,7 @@ import { A2APushStore, A2ATaskStore } from './store.js';
 import { taskEventSubscriber } from './subscriber.js';
 
 const sections = { a2a: a2aConfigSchema.prefault({}) };
-const requires = { tasks: tasksPort };
+const requires = { tasks: tasksPort, delivery: optional(deliveryPort) };
 type A2ADeps = Deps<typeof requires, typeof sections>;
 
 const VERSION = '0.1.0';
@@ -29,10 +34,23 @@ const pushesLeaveFromTheLog: PushNotificationSender = { send: async () => {} };
  * SDK's request handler on Switchboard's own task and push-config stores, skills launched as
  * Switchboard tasks, and their states from the task events.
  */
-export function a2aModule(): Module<typeof requires, typeof sections> {
+export interface A2AModuleOptions {
+  /** DNS for the push-URL check (tests: names that resolve to private addresses, never looked up). */
+  resolve?: Resolver;
+}
+
+export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, typeof sections> {
   let handler: SwitchboardRequestHandler | undefined;
+  let keys: SigningKeys | undefined;
+  let egress: Egress | undefined;
   const updates = new Updates();
-  const cardFor = (s: A2ADeps) => agentCard(s.config.a2a, publicUrl(s), VERSION);
+  // Pushes need the delivery engine; without it the card says there are none.
+  const cardFor = (s: A2ADeps) =>
+    agentCard(
+      { ...s.config.a2a, push: s.config.a2a.push && s.delivery !== undefined },
+      publicUrl(s),
+      VERSION,
+    );
   return defineModule({
     name: 'a2a',
     config: sections,
@@ -44,8 +62,26 @@ export function a2aModule(): Module<typeof requires, typeof sections> {
         card: () => cardFor(s),
         maxBytes: () => s.config.a2a.max_message_bytes,
       });
+      app.get(JWKS_PATH, async (c) => {
+        if (!keys) throw new AppError('not_ready', 'the a2a module has not started');
+        return c.json(await keys.jwks());
+      });
     },
-    start(s) {
+    async start(s) {
+      const guard = createEgress({
+        allow: s.config.egress.allow,
+        ...(opts.resolve ? { resolve: opts.resolve } : {}),
+      });
+      egress = guard;
+      keys = new SigningKeys({
+        db: s.db,
+        vault: s.vault,
+        tenantId: s.config.tenant.id,
+        now: s.now,
+        issuer: () => publicUrl(s),
+      });
+      await keys.current();
+      s.delivery?.addSender?.(pushSender({ db: s.db, vault: s.vault, keys }));
       const store = new A2ATaskStore({ db: s.db, now: s.now });
       const pushStore = new A2APushStore({
         db: s.db,
@@ -53,7 +89,7 @@ export function a2aModule(): Module<typeof requires, typeof sections> {
         vault: s.vault,
         tenantId: s.config.tenant.id,
         tasks: store,
-        check: () => {},
+        check: (config) => checkPushConfig(config, guard),
       });
       const skills = () => s.config.a2a.skills;
       const cancelers = new Map<string, Principal>();
@@ -94,11 +130,23 @@ export function a2aModule(): Module<typeof requires, typeof sections> {
       );
     },
     subscribers(s) {
-      return [taskEventSubscriber({ db: s.db, updates, now: s.now })];
+      const delivery = s.delivery;
+      return [
+        taskEventSubscriber({
+          db: s.db,
+          updates,
+          now: s.now,
+          ...(delivery
+            ? { changed: (tx, row, update, event) => enqueuePushes(tx, delivery, row, update, event) }
+            : {}),
+        }),
+      ];
     },
-    stop() {
+    async stop() {
       updates.closeAll();
+      await egress?.close();
       handler = undefined;
+      keys = undefined;
     },
   });
 }

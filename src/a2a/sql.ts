@@ -139,6 +139,10 @@ export function selectPushConfigs(taskId: string): Sql {
   return sql('SELECT * FROM a2a_push_configs WHERE task_id = $1 ORDER BY created_at, id', taskId);
 }
 
+export function selectPushConfig(taskId: string, id: string): Sql {
+  return sql('SELECT * FROM a2a_push_configs WHERE task_id = $1 AND id = $2', taskId, id);
+}
+
 export function deletePushConfigs(taskId: string, id?: string): Sql {
   return id === undefined
     ? sql('DELETE FROM a2a_push_configs WHERE task_id = $1', taskId)

@@ -134,7 +134,7 @@ export interface PushStoreDeps extends StoreDeps {
   tenantId: string;
   tasks: A2ATaskStore;
   /** Refuses a callback URL or credentials with the reason (egress guard, CR/LF); see push.ts. */
-  check(config: TaskPushNotificationConfig): void;
+  check(config: TaskPushNotificationConfig): Promise<void>;
 }
 
 /**
@@ -146,7 +146,7 @@ export class A2APushStore implements PushNotificationStore {
   constructor(private readonly d: PushStoreDeps) {}
 
   async save(taskId: string, ctx: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
-    this.d.check(config);
+    await this.d.check(config);
     if (!config.id) config.id = randomUUID();
     const wire = ctx.requestedVersion === '0.3' ? '0.3' : '1.0';
     await this.d.db.tx(async (tx) => {

@@ -8,6 +8,7 @@ import {
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
 } from '@a2a-js/sdk/client';
+import { deliveryModule } from '../delivery/module.js';
 import type { Module } from '../kernel/module.js';
 import { coreModule } from '../server/core-routes.js';
 import { KEYS, testGateway, type TestGateway } from '../server/testing.js';
@@ -64,7 +65,12 @@ export async function a2aGateway(
       },
       ...opts.config,
     },
-    modules: opts.modules ?? [coreModule(), tasksModule({ runSupervisor: false }), a2aModule()],
+    modules: opts.modules ?? [
+      coreModule(),
+      deliveryModule(),
+      tasksModule({ runSupervisor: false }),
+      a2aModule(),
+    ],
   });
   return { ...g, url: g.gateway.url, workDir };
 }

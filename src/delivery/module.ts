@@ -9,7 +9,7 @@ import { type ChannelEntry, DeliveryEngine, type EngineOptions } from './engine/
 import { deliveryMetrics } from './engine/metrics.js';
 import { deliveryRoutes } from './engine/routes.js';
 import { createDeliveryService, type DeliveryService } from './engine/service.js';
-import { deliveryPort } from './port.js';
+import { type DynamicSender, deliveryPort } from './port.js';
 
 export type {
   DeliveryService,
@@ -56,6 +56,8 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
   let service: DeliveryService | undefined;
   let engine: DeliveryEngine | undefined;
   let egress: Egress | undefined;
+  const senders = new Map<string, DynamicSender>();
+  const dynamic = (destination: string) => senders.get(destination.split(':', 1)[0]!);
 
   const ensure = (s: DeliveryDeps): DeliveryService => {
     if (service) return service;
@@ -79,6 +81,7 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       metrics,
       onAppended,
       logger: s.logger,
+      dynamic,
       ...opts.engine,
     });
     const e = engine;
@@ -93,7 +96,11 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       retry: policies.retry,
       policy: egress.policy,
       secret: (name) => env[name],
+      dynamic,
     });
+    service.addSender = (sender) => {
+      senders.set(sender.type, sender);
+    };
     return service;
   };
   const running = (): DeliveryService => {

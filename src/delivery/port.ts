@@ -1,9 +1,23 @@
 import { port } from '../kernel/port.js';
 import type { Outbound } from '../notify/port.js';
+import type { SendDeps, SendResult } from '../channels/index.js';
 import type { BreakerState } from './breaker.js';
 import type { DeliveryView, ListFilter, ReplayFilter, ReplayOutcome } from './engine/service.js';
 
 export type { DeliveryView, ListFilter, ReplayFilter, ReplayOutcome };
+
+/**
+ * Where a module's own endpoints are delivered: destinations `<type>:<id>` that no `channels:` entry
+ * names (an A2A push config is made by a caller, not configured). Its rows get everything a channel's
+ * do — retry schedule, breaker and rate limit per destination, DLQ, replay, attempt events — and it
+ * sends the stored payload itself, through the engine's guarded `post`.
+ */
+export interface DynamicSender {
+  /** The destination prefix and the rows' `channel_type`. */
+  type: string;
+  /** One attempt: the payload as enqueued; never throws for provider or network failures. */
+  send(payload: unknown, deps: SendDeps): Promise<SendResult>;
+}
 
 /** A configured channel as the delivery module knows it: its name, type and entry (secrets still env names). */
 export interface ChannelConfig {
@@ -25,6 +39,8 @@ export interface DeliveryPort extends Outbound {
   endpoints?(): Promise<EndpointView[]>;
   /** The configured channels by name and type (no URLs, no secrets): the console's "send test" list. */
   channelList?(): { name: string; type: string }[];
+  /** Registers a sender for `<type>:<id>` destinations (see `DynamicSender`); a module calls it at start. */
+  addSender?(sender: DynamicSender): void;
 }
 
 export interface EndpointView {

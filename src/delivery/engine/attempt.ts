@@ -75,7 +75,7 @@ function unansweredVerdict(verdict: ChannelResult, attempt: number, deps: Attemp
  * that reading with the step named (Feishu: the token request or the message), so it is preferred.
  */
 function channelReading(
-  kind: AnyChannelKind,
+  kind: Pick<AnyChannelKind, 'verdict'>,
   sent: ChannelResult,
   r: SendResult & { status: number },
 ): Verdict | undefined {
@@ -88,7 +88,7 @@ function channelReading(
 }
 
 export async function attemptDelivery(
-  kind: AnyChannelKind,
+  kind: Pick<AnyChannelKind, 'send' | 'verdict'>,
   config: unknown,
   message: Message,
   attempt: number,

@@ -7,6 +7,7 @@ import { startWorker, type Worker, type WorkerSpec } from '../../kernel/worker.j
 import type { EventLog } from '../../log/log.js';
 import type { Db } from '../../store/port.js';
 import type { DeliveryPolicies } from '../config.js';
+import type { DynamicSender } from '../port.js';
 import { BODY_EXCERPT_CHARS, deliveryEvent } from '../events.js';
 import { attemptDelivery } from './attempt.js';
 import {
@@ -64,15 +65,22 @@ export interface EngineOptions {
   onAppended?: (types: string[]) => void;
   logger?: Logger;
   random?: () => number;
+  /** The sender of a destination no channel names (`<type>:<id>`, `DeliveryPort.addSender`). */
+  dynamic?: (destination: string) => DynamicSender | undefined;
   batchSize?: number;
   loops?: number;
   pollMs?: number;
   leaseMs?: number;
 }
 
+/** A dynamic sender as the attempt sees a channel kind: it sends the stored payload as it is. */
+function senderKind(sender: DynamicSender): Pick<AnyChannelKind, 'send'> {
+  return { send: (payload, _config, deps) => sender.send(payload, deps) };
+}
+
 interface Prepared {
   row: q.DeliveryRow;
-  kind: AnyChannelKind;
+  kind: Pick<AnyChannelKind, 'send' | 'verdict'>;
   config: unknown;
   message: Message;
 }
@@ -214,6 +222,14 @@ export class DeliveryEngine {
             continue;
           }
           const entry = channels[dest];
+          const sender = entry ? undefined : this.o.dynamic?.(dest);
+          if (sender) {
+            const message = v.kind === 'refuse' ? undefined : parseMessage(row.message ?? '');
+            if (message) ready.push({ row, kind: senderKind(sender), config: undefined, message });
+            else
+              refused.push(refusal(row, v.kind === 'refuse' ? v.reason : 'stored payload is not valid JSON'));
+            continue;
+          }
           const reason =
             v.kind === 'refuse' ? v.reason : !entry ? `channel ${dest} is no longer configured` : undefined;
           const kind = entry ? channelKind(entry.type) : undefined;

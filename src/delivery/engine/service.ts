@@ -5,7 +5,7 @@ import { type EnvelopeInput, newId } from '../../envelope/index.js';
 import { AppError } from '../../errors/index.js';
 import type { EventLog } from '../../log/log.js';
 import type { BreakerState } from '../breaker.js';
-import type { ChannelConfig, DeliveryPort, EndpointView } from '../port.js';
+import type { ChannelConfig, DeliveryPort, DynamicSender, EndpointView } from '../port.js';
 import type { Db } from '../../store/port.js';
 import type { ChannelEntry } from './engine.js';
 import { firstAttemptAt, type RetryPolicy } from '../retry.js';
@@ -110,6 +110,8 @@ export interface ServiceDeps {
    */
   policy?: EgressPolicy;
   secret?: (env: string) => string | undefined;
+  /** The sender of a destination no channel names (`<type>:<id>`, `DeliveryPort.addSender`). */
+  dynamic?: (destination: string) => DynamicSender | undefined;
 }
 
 export function view(r: q.DeliveryRow): DeliveryView {
@@ -139,16 +141,24 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
         .map(([name, e]) => ({ name, type: e.type }))
         .sort((a, b) => a.name.localeCompare(b.name)),
     async enqueue(tx, input) {
-      const entry = d.channels()[input.destination];
+      const configured = d.channels()[input.destination];
+      const sender = configured ? undefined : d.dynamic?.(input.destination);
+      const entry = configured ?? (sender ? { type: sender.type } : undefined);
       if (!entry) throw new AppError('not_found', `no channel named ${input.destination} is configured`);
       const m = input.message as Partial<Message> | null;
-      if (typeof m !== 'object' || m === null || typeof m.title !== 'string' || typeof m.kind !== 'string')
+      // A dynamic sender's payload is its own shape; like a Message it carries the event id.
+      const isMessage = typeof m?.title === 'string' && typeof m?.kind === 'string';
+      if (typeof m !== 'object' || m === null || (!sender && !isMessage))
         throw new AppError('bad_request', 'the message is not a channel Message');
       if (m.eventId !== input.eventId)
         throw new AppError('bad_request', 'the message eventId must be the delivery event id');
       const now = d.now();
       const id = newId('delivery', now);
-      const refused = d.policy ? blockedTarget(entry, d.secret ?? (() => undefined), d.policy) : undefined;
+      // A dynamic destination's URL is the caller's to check (when it is made, and at connect time).
+      const refused =
+        d.policy && configured
+          ? blockedTarget(configured, d.secret ?? (() => undefined), d.policy)
+          : undefined;
       const row: q.DeliveryRow = {
         id,
         event_id: input.eventId,
@@ -269,7 +279,8 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
             out.refused.push({ id: r.id, reason: `status is ${r.status}; only dead and reconcile replay` });
             continue;
           }
-          const entry = channels[r.destination];
+          const sender = channels[r.destination] ? undefined : d.dynamic?.(r.destination);
+          const entry = channels[r.destination] ?? (sender ? { type: sender.type } : undefined);
           if (!entry) {
             out.refused.push({
               id: r.id,

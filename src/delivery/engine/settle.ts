@@ -8,8 +8,8 @@ import { prefix } from '../../text/index.js';
 
 /** What one finished attempt does to its row and the log: pure, so the engine only writes it. */
 
-/** Channel types whose receivers de-duplicate (signed webhooks carry `webhook-id` = the event id). */
-export const DEDUP_CHANNEL_TYPES: readonly string[] = ['webhook'];
+/** Channel types whose receivers de-duplicate (signed webhooks carry `webhook-id` = the event id; A2A pushes `X-Switchboard-Event-Id` and the JWT `jti`). */
+export const DEDUP_CHANNEL_TYPES: readonly string[] = ['webhook', 'a2a-push'];
 
 /** Errors and reasons stored on a row are short; they never hold a URL (channels keep it out). */
 const ERROR_MAX_CHARS = 300;

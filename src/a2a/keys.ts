@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+import type { Vault } from '../log/vault.js';
+import type { Db } from '../store/port.js';
+import * as q from './sql.js';
+
+/** A push JWT lives five minutes: long enough for a slow receiver, short enough to be useless if logged. */
+export const TOKEN_TTL_SECONDS = 300;
+/** A signing key signs for a day, then a new one takes over. */
+export const KEY_SIGNS_MS = 24 * 3_600_000;
+/** An old key stays in the JWKS past its last signature by the token lifetime and a margin of clock skew. */
+export const KEY_RETIRES_AFTER_MS = (TOKEN_TTL_SECONDS + 300) * 1000;
+const ALG = 'ES256';
+type PrivateKey = Awaited<ReturnType<typeof importJWK>>;
+
+export interface PushClaims {
+  /** The callback URL: `aud`. */
+  audience: string;
+  /** The delivery's event id: `jti`, the same on every retry. */
+  eventId: string;
+  taskId: string;
+  body: string;
+}
+
+export interface KeyDeps {
+  db: Db;
+  vault: Vault;
+  tenantId: string;
+  now: () => number;
+  /** `iss`: the gateway's public URL, read when a token is signed. */
+  issuer: () => string;
+}
+
+/**
+ * The push-signing keys (ES256): rows in `a2a_signing_keys` with the private half sealed in the vault,
+ * so replicas sharing a store sign with the same keys. The newest key still in its signing window
+ * signs; every key until `retire_at` is in the JWKS, so a token signed just before a rotation verifies.
+ */
+export class SigningKeys {
+  private cached: { kid: string; key: PrivateKey; rotateAt: number } | undefined;
+
+  constructor(private readonly d: KeyDeps) {}
+
+  /** Every key not yet retired; read-only (a key is made at start and by the first signature after a rotation). */
+  async jwks(): Promise<{ keys: JWK[] }> {
+    const rows = await this.d.db.query<q.SigningKeyRow>(q.selectSigningKeys(this.d.now()));
+    return { keys: rows.map((r) => JSON.parse(r.public_jwk) as JWK) };
+  }
+
+  async sign(c: PushClaims): Promise<string> {
+    const { kid, key } = await this.current();
+    const iat = Math.floor(this.d.now() / 1000);
+    return new SignJWT({
+      task_id: c.taskId,
+      body_sha256: createHash('sha256').update(c.body).digest('hex'),
+    })
+      .setProtectedHeader({ alg: ALG, kid, typ: 'JWT' })
+      .setIssuer(this.d.issuer())
+      .setAudience(c.audience)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + TOKEN_TTL_SECONDS)
+      .setJti(c.eventId)
+      .sign(key);
+  }
+
+  /** The key that signs now, made when there is none (at start, then once a day). */
+  async current(): Promise<{ kid: string; key: PrivateKey }> {
+    const now = this.d.now();
+    if (this.cached && this.cached.rotateAt > now) return this.cached;
+    const rows = await this.d.db.query<q.SigningKeyRow>(q.selectSigningKeys(now));
+    const usable = rows.find((r) => Number(r.rotate_at) > now) ?? (await this.create(now));
+    const secret = await this.d.vault.get(usable.private_ref);
+    if (!secret) throw new Error(`signing key ${usable.kid} is missing from the vault`);
+    const key = await importJWK(JSON.parse(secret.toString('utf8')) as JWK, ALG);
+    this.cached = { kid: usable.kid, key, rotateAt: Number(usable.rotate_at) };
+    return this.cached;
+  }
+
+  private async create(now: number): Promise<q.SigningKeyRow> {
+    const { publicKey, privateKey } = await generateKeyPair(ALG, { extractable: true });
+    const pub = await exportJWK(publicKey);
+    const kid = await calculateJwkThumbprint(pub);
+    const row = await this.d.db.tx(async (tx) => {
+      const sealed = await this.d.vault.put(JSON.stringify(await exportJWK(privateKey)), {
+        tenantId: this.d.tenantId,
+        db: tx,
+      });
+      const r: q.SigningKeyRow = {
+        kid,
+        public_jwk: JSON.stringify({ ...pub, kid, alg: ALG, use: 'sig' }),
+        private_ref: sealed.ref,
+        created_at: now,
+        rotate_at: now + KEY_SIGNS_MS,
+        retire_at: now + KEY_SIGNS_MS + KEY_RETIRES_AFTER_MS,
+      };
+      await tx.query(q.insertSigningKey(r));
+      return r;
+    });
+    return row;
+  }
+}

@@ -1,0 +1,141 @@
+import {
+  A2A_CONTENT_TYPE,
+  StreamResponse,
+  type TaskPushNotificationConfig,
+  type TaskStatusUpdateEvent,
+} from '@a2a-js/sdk';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import type { SendDeps, SendResult } from '../channels/index.js';
+import type { DeliveryPort, DynamicSender } from '../delivery/port.js';
+import { type Egress, TargetRefusedError } from '../egress/index.js';
+import type { Envelope } from '../envelope/index.js';
+import type { Message } from '../notify/port.js';
+import type { Vault } from '../log/vault.js';
+import type { Db } from '../store/port.js';
+import type { SigningKeys } from './keys.js';
+import { isTerminal } from './states.js';
+import * as q from './sql.js';
+
+export const PUSH_TYPE = 'a2a-push';
+/** 2 KB: a callback URL longer than this is an attempt to smuggle something, not an address. */
+export const MAX_PUSH_URL_CHARS = 2048;
+/** What a receiver's header parser would split on: a header value must never carry one. */
+const CONTROL = /[\r\n\0]/;
+
+/** What one push delivery row stores: the config it goes to and the exact body, the same on each retry. */
+export interface PushPayload {
+  eventId: string;
+  taskId: string;
+  configId: string;
+  body: string;
+}
+
+function refuse(field: string, why: string): never {
+  throw new RequestMalformedError(`${field}: ${why}`);
+}
+
+/**
+ * The checks a push config passes before it is stored (nothing is stored on a refusal): the URL
+ * through the egress guard with its DNS answer (private, loopback unless in `egress.allow`, metadata,
+ * plain HTTP, `file:`/`data:`/`gopher:`), at most 2 KB, and no CR/LF in anything sent as a header.
+ * The guard checks the address again at connect time, so a name that rebinds later is still refused.
+ */
+export async function checkPushConfig(
+  config: TaskPushNotificationConfig,
+  egress: Pick<Egress, 'check'>,
+): Promise<void> {
+  if (typeof config.url !== 'string' || config.url === '') refuse('url', 'required');
+  if (config.url.length > MAX_PUSH_URL_CHARS)
+    refuse('url', `${config.url.length} characters; at most ${MAX_PUSH_URL_CHARS}`);
+  if (config.token && CONTROL.test(config.token)) refuse('token', 'must not contain CR, LF or NUL');
+  const auth = config.authentication;
+  if (auth && CONTROL.test(auth.scheme)) refuse('authentication.scheme', 'must not contain CR, LF or NUL');
+  if (auth && CONTROL.test(auth.credentials))
+    refuse('authentication.credentials', 'must not contain CR, LF or NUL');
+  if (auth && !/^[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*$/.test(auth.scheme))
+    refuse('authentication.scheme', 'must be an HTTP auth scheme token such as Bearer or Basic');
+  const verdict = await egress.check(config.url);
+  if (verdict.kind === 'blocked')
+    refuse('url', `refused by the egress guard (${verdict.reason}): ${verdict.detail}`);
+}
+
+/** A task's status change as the body of a push: a v1.0 `StreamResponse` in ProtoJSON. */
+export function pushBody(update: TaskStatusUpdateEvent): string {
+  return JSON.stringify(StreamResponse.toJSON({ payload: { $case: 'statusUpdate', value: update } }));
+}
+
+/**
+ * One delivery per push config of the task, in the transaction that records the change; the task
+ * event's id is the delivery's event id, so a redelivered event makes no second row. A terminal push
+ * goes in the priority lane (retried until delivered); after it nothing more is pushed.
+ */
+export async function enqueuePushes(
+  tx: Db,
+  delivery: DeliveryPort,
+  row: q.A2ATaskRow,
+  update: TaskStatusUpdateEvent,
+  event: Envelope,
+): Promise<void> {
+  const configs = await tx.query<q.PushConfigRow>(q.selectPushConfigs(row.id));
+  if (configs.length === 0) return;
+  const body = pushBody(update);
+  for (const c of configs) {
+    const payload: PushPayload = { eventId: event.event_id, taskId: row.id, configId: c.id, body };
+    await delivery.enqueue(tx, {
+      eventId: event.event_id,
+      destination: `${PUSH_TYPE}:${row.id}/${c.id}`,
+      // Not a channel Message: the delivery engine hands a dynamic sender its payload as stored.
+      message: payload as unknown as Message,
+      priority: isTerminal(update.status?.state) ? 'high' : 'normal',
+    });
+  }
+}
+
+export interface SenderDeps {
+  db: Db;
+  vault: Vault;
+  keys: SigningKeys;
+}
+
+/**
+ * Sends one push: the stored body to the config's URL through the engine's guarded `post` (no
+ * redirects, the address checked at connect time). `Authorization` is the config's own
+ * `authentication` when it has one, else a JWT signed for this URL and body; the event id rides as
+ * `X-Switchboard-Event-Id` (and `jti`), the config's token as `X-A2A-Notification-Token`.
+ */
+export function pushSender(d: SenderDeps): DynamicSender {
+  return {
+    type: PUSH_TYPE,
+    async send(raw: unknown, deps: SendDeps): Promise<SendResult> {
+      const p = raw as PushPayload;
+      const config = (await d.db.query<q.PushConfigRow>(q.selectPushConfig(p.taskId, p.configId)))[0];
+      if (!config) return { kind: 'dead', reason: 'the push config was deleted' };
+      const headers: Record<string, string> = {
+        'content-type': A2A_CONTENT_TYPE,
+        'x-switchboard-event-id': p.eventId,
+        authorization: await authorization(d, config, p),
+      };
+      if (config.token) headers['x-a2a-notification-token'] = config.token;
+      try {
+        const res = await deps.post({ url: config.url, headers, body: p.body });
+        return res.status >= 200 && res.status < 300
+          ? { kind: 'ok' }
+          : { kind: 'retry', error: `the receiver answered ${res.status}` };
+      } catch (err) {
+        if (err instanceof TargetRefusedError) return { kind: 'dead', reason: err.message };
+        return {
+          kind: 'retry',
+          error: `the push was not answered: ${(err as { code?: string }).code ?? 'network error'}`,
+        };
+      }
+    },
+  };
+}
+
+async function authorization(d: SenderDeps, config: q.PushConfigRow, p: PushPayload): Promise<string> {
+  if (config.auth_scheme) {
+    const credentials = config.auth_ref ? ((await d.vault.get(config.auth_ref))?.toString('utf8') ?? '') : '';
+    return `${config.auth_scheme} ${credentials}`.trim();
+  }
+  return `Bearer ${await d.keys.sign({ audience: config.url, eventId: p.eventId, taskId: p.taskId, body: p.body })}`;
+}
