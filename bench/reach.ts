@@ -44,16 +44,21 @@ async function timed(n: number, fn: (i: number) => Promise<unknown>): Promise<nu
   return out;
 }
 
-async function throughput(
-  clients: Client[],
-  call: (c: Client, i: number) => Promise<unknown>,
-): Promise<number> {
+/** CPU milliseconds (this process, every thread) per call of `fn`, run `n` times in sequence. */
+async function cpuPerCall(n: number, fn: (i: number) => Promise<unknown>): Promise<number> {
+  const before = process.cpuUsage();
+  for (let i = 0; i < n; i++) await fn(i);
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000 / n;
+}
+
+async function throughput<C>(callers: C[], call: (c: C, i: number) => Promise<unknown>): Promise<number> {
   let done = 0;
   let next = 0;
   const start = performance.now();
   const end = start + THROUGHPUT_MS;
   await Promise.all(
-    clients.map(async (c) => {
+    callers.map(async (c) => {
       while (performance.now() < end) {
         await call(c, next++);
         done++;
@@ -61,6 +66,30 @@ async function throughput(
     }),
   );
   return done / ((performance.now() - start) / 1000);
+}
+
+/** Fresh MCP sessions: the SDK client keeps an abort listener per request, so a used one slows down. */
+async function mcpClients(url: string, n: number): Promise<Client[]> {
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      const c = new Client({ name: 'bench', version: '1' });
+      await c.connect(
+        new StreamableHTTPClientTransport(new URL('/mcp', url), {
+          requestInit: { headers: { authorization: `Bearer ${KEY}` } },
+        }),
+      );
+      return c;
+    }),
+  );
+}
+
+/** Calls per second of `tool` over MCP with `CLIENTS` fresh sessions. */
+async function mcpRate(url: string, tool: string): Promise<number> {
+  const clients = await mcpClients(url, CLIENTS);
+  try {
+    return await throughput(clients, (c, i) => c.callTool({ name: tool, arguments: { text: `hi ${i}` } }));
+  } finally {
+  }
 }
 
 /**
@@ -136,6 +165,37 @@ export async function benchReach(): Promise<string[]> {
         'goal < 0.3 ms (gate + 2 commits + 2 vault seals)',
       ),
     );
+    const stats0 = db.stats();
+    const touchCpu = await cpuPerCall(CALLS, (i) =>
+      svc.touch({ tool_name: 'bench.echo', params: { text: `cpu ${i}` } }, caller),
+    );
+    const stats1 = db.stats();
+    const perTouch = (k: 'commits' | 'statements') => (stats1[k] - stats0[k]) / CALLS;
+    out.push(
+      line(
+        'touch CPU per call, in sequence',
+        `${fmt(touchCpu, 3)} ms`,
+        `${fmt(perTouch('commits'), 2)} commits, ${fmt(perTouch('statements'), 1)} statements per touch (relay acks included)`,
+      ),
+    );
+    const concurrent = Array.from({ length: CLIENTS }, (_, i) => i);
+    const sequentialRate = await throughput([0], (_, i) =>
+      svc.touch({ tool_name: 'bench.echo', params: { text: `s ${i}` } }, caller),
+    );
+    const stats2 = db.stats();
+    const concurrentRate = await throughput(concurrent, (_, i) =>
+      svc.touch({ tool_name: 'bench.echo', params: { text: `c ${i}` } }, caller),
+    );
+    const stats3 = db.stats();
+    const txPerCommit = (stats3.transactions - stats2.transactions) / (stats3.commits - stats2.commits);
+    out.push(line('touch throughput in process, 1 caller', `${fmt(sequentialRate)} touches/s`));
+    out.push(
+      line(
+        `touch throughput in process, ${CLIENTS} callers`,
+        `${fmt(concurrentRate)} touches/s`,
+        `group commit: ${fmt(txPerCommit, 1)} transactions per commit`,
+      ),
+    );
 
     const tool = reach.engine!.tools.get('ticket.query')!;
     const runCtx = {
@@ -161,23 +221,12 @@ export async function benchReach(): Promise<string[]> {
       ),
     );
 
-    const clients = await Promise.all(
-      Array.from({ length: CLIENTS }, async () => {
-        const c = new Client({ name: 'bench', version: '1' });
-        await c.connect(
-          new StreamableHTTPClientTransport(new URL('/mcp', server.url), {
-            requestInit: { headers: { authorization: `Bearer ${KEY}` } },
-          }),
-        );
-        return c;
-      }),
-    );
-    const one = clients[0]!;
+    const [one] = await mcpClients(server.url, 1);
     const sdkEcho = summarize(
-      await timed(CALLS / 2, (i) => one.callTool({ name: 'echo', arguments: { text: `hi ${i}` } })),
+      await timed(CALLS / 2, (i) => one!.callTool({ name: 'echo', arguments: { text: `hi ${i}` } })),
     );
     const mcpTouch = summarize(
-      await timed(CALLS / 2, (i) => one.callTool({ name: 'bench.echo', arguments: { text: `hi ${i}` } })),
+      await timed(CALLS / 2, (i) => one!.callTool({ name: 'bench.echo', arguments: { text: `hi ${i}` } })),
     );
     out.push(line('MCP: SDK echo tool, p50', `${fmt(sdkEcho.p50, 3)} ms`));
     out.push(
@@ -187,13 +236,32 @@ export async function benchReach(): Promise<string[]> {
         `overhead ${fmt(mcpTouch.p50 - sdkEcho.p50, 3)} ms`,
       ),
     );
-    const echoRate = await throughput(clients, (c, i) =>
-      c.callTool({ name: 'echo', arguments: { text: `hi ${i}` } }),
+    const echoCpu = await cpuPerCall(CALLS / 4, (i) =>
+      one!.callTool({ name: 'echo', arguments: { text: `hi ${i}` } }),
     );
-    const touchRate = await throughput(clients, (c, i) =>
-      c.callTool({ name: 'bench.echo', arguments: { text: `hi ${i}` } }),
+    const mcpTouchCpu = await cpuPerCall(CALLS / 4, (i) =>
+      one!.callTool({ name: 'bench.echo', arguments: { text: `hi ${i}` } }),
     );
-    out.push(line(`MCP throughput, ${CLIENTS} clients: SDK echo`, `${fmt(echoRate)} calls/s`));
+    await one!.close();
+    out.push(
+      line(
+        'MCP CPU per call (client + server): SDK echo / reach',
+        `${fmt(echoCpu, 3)} / ${fmt(mcpTouchCpu, 3)} ms`,
+        `${fmt(echoCpu / mcpTouchCpu, 2)}× echo`,
+      ),
+    );
+    // Echo before and after the reach arm, so a machine that gets busier mid-run does not flatter either.
+    const echoA = await mcpRate(server.url, 'echo');
+    const touchRate = await mcpRate(server.url, 'bench.echo');
+    const echoB = await mcpRate(server.url, 'echo');
+    const echoRate = (echoA + echoB) / 2;
+    out.push(
+      line(
+        `MCP throughput, ${CLIENTS} clients: SDK echo`,
+        `${fmt(echoRate)} calls/s`,
+        `mean of ${fmt(echoA)} before and ${fmt(echoB)} after`,
+      ),
+    );
     out.push(
       line(
         `MCP throughput, ${CLIENTS} clients: reach echo`,
@@ -201,7 +269,6 @@ export async function benchReach(): Promise<string[]> {
         `${fmt(touchRate / echoRate, 2)}× echo (goal ≥ 0.8×)`,
       ),
     );
-    await Promise.all(clients.map((c) => c.close()));
 
     const rows = tickets();
     const p = processResult(rows, {
