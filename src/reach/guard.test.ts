@@ -404,6 +404,7 @@ describe('a touch left running by a gateway that stopped', () => {
         updated_at: now - 600_000,
         deadline_at: now - 590_000,
         expires_at: now + 86_400_000,
+        callback: null,
       };
       await r.t.services.db.query(q.insertTouch(row));
       const before = await r.get('/v1/touch/left-running');

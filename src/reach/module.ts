@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { approvalsPort } from '../approvals/port.js';
+import { deliveryPort } from '../delivery/port.js';
 import { createEgress, type Egress } from '../egress/index.js';
 import { gatePort } from '../gate/port.js';
 import { type Deps, defineModule } from '../kernel/module.js';
@@ -25,7 +26,12 @@ export interface ReachModuleOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-const requires = { gate: optional(gatePort), approvals: optional(approvalsPort), tasks: optional(tasksPort) };
+const requires = {
+  gate: optional(gatePort),
+  approvals: optional(approvalsPort),
+  tasks: optional(tasksPort),
+  delivery: optional(deliveryPort),
+};
 type ReachDepsOf = Deps<typeof requires, typeof reachSections>;
 
 const DAY_MS = 86_400_000;
@@ -72,6 +78,8 @@ export function reachModule(opts: ReachModuleOptions = {}) {
             gate: () => deps.gate,
             approvals: () => deps.approvals,
             tasks: () => deps.tasks,
+            delivery: () => deps.delivery,
+            publicUrl: deps.config.server.public_url,
           },
           tools,
         );

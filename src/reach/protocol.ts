@@ -19,6 +19,11 @@ export const touchRequestSchema = z.strictObject({
   timeout: z.number().positive().max(3600).optional(),
   /** Extra attempts after a failed `read` touch; a write is never repeated by the gateway. */
   retry: z.number().int().min(0).max(2).default(0),
+  /**
+   * Async only: a `channels:` entry of type `webhook`. The finished touch is pushed there by the
+   * delivery engine (signed, retried, egress-guarded), besides GET /v1/touch/{request_id}.
+   */
+  callback: z.string().min(1).max(200).optional(),
   /** The seed's field; ignored (the key says who calls). */
   caller: z.string().max(200).optional(),
 });

@@ -1,6 +1,6 @@
 import type { Dialect } from '../store/port.js';
 
-/** SQL of the reach module (tables in migrations 0700–0701). Shared text unless a dialect differs. */
+/** SQL of the reach module (tables in migrations 0700–0702). Shared text unless a dialect differs. */
 
 export interface TouchRow {
   tenant_id: string;
@@ -22,15 +22,17 @@ export interface TouchRow {
   updated_at: number;
   deadline_at: number;
   expires_at: number;
+  /** A `channels:` webhook name: the finished touch is delivered there (async touches only). */
+  callback: string | null;
 }
 
 const TOUCH_COLUMNS = `tenant_id, caller, request_id, task_id, owner, tool, channel, params_digest, status,
-  approval_id, response_ref, error_code, summary, archived, cost_ms, created_at, updated_at, deadline_at, expires_at`;
+  approval_id, response_ref, error_code, summary, archived, cost_ms, created_at, updated_at, deadline_at, expires_at, callback`;
 
 /** Claims the request id; no row back when the caller already used it (the caller then reads it). */
 export const insertTouch = (r: Omit<TouchRow, 'archived'>) => ({
   text: `INSERT INTO reach_touches (${TOUCH_COLUMNS})
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 0, $14, $15, $16, $17, $18)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 0, $14, $15, $16, $17, $18, $19)
          ON CONFLICT (tenant_id, caller, request_id) DO NOTHING RETURNING request_id`,
   values: [
     r.tenant_id,
@@ -51,6 +53,7 @@ export const insertTouch = (r: Omit<TouchRow, 'archived'>) => ({
     r.updated_at,
     r.deadline_at,
     r.expires_at,
+    r.callback,
   ],
 });
 
@@ -101,7 +104,7 @@ export const finishTouch = (f: {
   now: number;
 }) => ({
   text: `UPDATE reach_touches SET status = $4, response_ref = $5, error_code = $6, summary = $7, cost_ms = $8,
-         updated_at = $9 WHERE tenant_id = $1 AND caller = $2 AND request_id = $3`,
+         updated_at = $9 WHERE tenant_id = $1 AND caller = $2 AND request_id = $3 RETURNING callback`,
   values: [f.tenant, f.caller, f.requestId, f.status, f.responseRef, f.errorCode, f.summary, f.costMs, f.now],
 });
 

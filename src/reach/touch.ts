@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ApprovalService } from '../approvals/port.js';
+import type { DeliveryPort } from '../delivery/port.js';
 import { type Envelope, type EnvelopeInput, jsonDigest, newId } from '../envelope/index.js';
 import type { GateDecision, GateIntent, GateService } from '../gate/port.js';
 import type { Vault } from '../log/vault.js';
@@ -8,6 +9,7 @@ import type { TaskService } from '../tasks/port.js';
 import type { Channel, ReachConfig } from './config.js';
 import { processResult } from './context.js';
 import { attempt, type Outcome } from './attempt.js';
+import { callbackMessage, callbackProblem } from './callback.js';
 import { approvalRequired, type Cause, completedEvent, denial, intentOf, requestedEvent } from './events.js';
 import { Concurrency } from './guard.js';
 import type { ParsedTouchRequest, TouchError, TouchResponse } from './protocol.js';
@@ -54,6 +56,10 @@ export interface ReachDeps {
   gate(): GateService | undefined;
   approvals(): ApprovalService | undefined;
   tasks(): TaskService | undefined;
+  /** Where an async touch's push callback is enqueued (the delivery engine), when it runs. */
+  delivery(): DeliveryPort | undefined;
+  /** `server.public_url`: the base of the GET link a pushed result carries. */
+  publicUrl: string | undefined;
 }
 
 /** How long an async touch waits in the background for a person (approvals expire well before). */
@@ -128,6 +134,14 @@ export class Reach {
         },
       });
     }
+    const callbackWhy =
+      req.callback !== undefined ? callbackProblem(req.callback, channel, this.d.delivery()) : undefined;
+    if (callbackWhy)
+      return refuse(tool.name, {
+        code: 'INVALID_PARAMS',
+        message: `callback ${req.callback} ${callbackWhy}`,
+        details: { problems: [{ path: 'callback', message: callbackWhy, keyword: 'callback' }] },
+      });
     if (req.retry > 0 && tool.permission !== 'read') {
       return refuse(tool.name, {
         code: 'INVALID_PARAMS',
@@ -188,6 +202,7 @@ export class Reach {
             updated_at: now,
             deadline_at: now + timeoutMs,
             expires_at: now + this.d.config.result_ttl_seconds * 1000,
+            callback: req.callback ?? null,
           }),
         );
         if (inserted.length === 0) throw new Duplicate();
@@ -556,7 +571,7 @@ export class Reach {
         ttlMs: this.d.vaultTtlMs,
         db: tx,
       });
-      await tx.query(
+      const [row] = await tx.query<{ callback: string | null }>(
         q.finishTouch({
           tenant: this.d.tenant,
           caller: c.principal.name,
@@ -569,11 +584,34 @@ export class Reach {
           now: this.d.now(),
         }),
       );
-      await this.d.emit(completedEvent(cause, requestId, tool.name, tool.kind, c, response, sealed), tx);
+      const completed = await this.d.emit(
+        completedEvent(cause, requestId, tool.name, tool.kind, c, response, sealed),
+        tx,
+      );
+      if (row?.callback) await this.push(tx, row.callback, response, tool.name, c, completed.event_id);
       if (c.task_id && tool.kind !== 'memory')
         await archiveShortTerm(tx, this.d, owner, c.task_id, this.d.config.memory.short_term);
     });
     return response;
+  }
+
+  /** The push callback, in the finishing commit: the result and its delivery are stored together. */
+  private async push(
+    tx: Db,
+    destination: string,
+    response: TouchResponse,
+    tool: string,
+    c: TouchCaller,
+    eventId: string,
+  ): Promise<void> {
+    const delivery = this.d.delivery();
+    if (!delivery) {
+      // The module was configured away since the touch was accepted: the result stays readable by GET.
+      this.d.logger.warn({ request_id: response.request_id }, 'reach: no delivery module for a callback');
+      return;
+    }
+    const message = callbackMessage(response, tool, c.principal.name, c.task_id, eventId, this.d.publicUrl);
+    await delivery.enqueue(tx, { eventId, destination, message });
   }
 
   /** One event for a touch refused before the gate: nothing ran, nothing was sealed. */
