@@ -4,8 +4,11 @@ import { AppError } from '../errors/index.js';
 import { bearer, requireRole } from '../kernel/auth.js';
 import { kernelPort } from '../kernel/kernel.js';
 import { defineModule, type AppEnv } from '../kernel/module.js';
+import { openApiDocument } from './openapi.js';
 
 const READY_TIMEOUT_MS = 2000;
+/** The API's version in its OpenAPI document: the package's. */
+const API_VERSION = '0.1.0';
 /** What services.ts and config/load.ts call a config that came from no file. */
 const DEFAULTS_SOURCE = 'built-in defaults';
 
@@ -16,6 +19,10 @@ export function coreModule() {
     requires: { kernel: kernelPort },
     routes(app, s) {
       app.get('/healthz', (c) => c.json({ status: 'ok' }));
+
+      // Built on the first request, once every module has mounted its routes.
+      let openapi: Record<string, unknown> | undefined;
+      app.get('/v1/openapi.json', (c) => c.json((openapi ??= openApiDocument(app.routes, API_VERSION))));
 
       app.get('/readyz', async (c) => {
         const problems: string[] = [];

@@ -7,7 +7,7 @@ import type { App, Services } from '../../kernel/module.js';
 import { type DeliveryRow, findDeliveries, getDelivery, reassignDelivery } from './deliveries.js';
 import { prefix } from '../../text/index.js';
 
-const replayBody = z.strictObject({
+export const replayBody = z.strictObject({
   /** Needed only when two sources received a delivery with the same id. */
   source: z.string().min(1).max(100).optional(),
 });
