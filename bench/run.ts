@@ -8,6 +8,7 @@ import { benchIngress } from './ingress.js';
 import { benchNotify } from './notify.js';
 import { benchPhone } from './phone.js';
 import { benchReach } from './reach.js';
+import { benchSustained } from './sustained.js';
 
 /**
  * `npm run bench`: every performance goal of the project, each printed beside a bare baseline
@@ -24,6 +25,7 @@ const SECTIONS: Record<string, () => Promise<string[]>> = {
   notify: benchNotify,
   phone: benchPhone,
   reach: benchReach,
+  sustained: benchSustained,
 };
 
 const only = process.argv.slice(2);
