@@ -22,7 +22,10 @@ export function coreModule() {
 
       // Built on the first request, once every module has mounted its routes.
       let openapi: Record<string, unknown> | undefined;
-      app.get('/v1/openapi.json', (c) => c.json((openapi ??= openApiDocument(app.routes, API_VERSION))));
+      app.get('/v1/openapi.json', (c) => {
+        openapi ??= openApiDocument(app.routes, API_VERSION);
+        return c.json(openapi);
+      });
 
       app.get('/readyz', async (c) => {
         const problems: string[] = [];

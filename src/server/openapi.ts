@@ -214,7 +214,8 @@ export function openApiDocument(
   for (const r of routes) {
     if (!METHODS.has(r.method) || r.path.includes('*')) continue;
     const { path, params } = templated(r.path);
-    const item = (paths[path] ??= {});
+    paths[path] ??= {};
+    const item = paths[path];
     const key = r.method.toLowerCase();
     if (!item[key]) item[key] = operation(r.method, r.path, params);
   }
