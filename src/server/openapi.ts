@@ -123,6 +123,7 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   'POST /mcp': { summary: 'MCP Streamable HTTP (JSON-RPC)', who: 'agent' },
   'DELETE /mcp': { summary: 'end an MCP session', who: 'agent' },
   'GET /.well-known/agent-card.json': { summary: 'the A2A v1.0 agent card', who: 'anyone' },
+  'GET /.well-known/jwks.json': { summary: "public keys that verify Switchboard's push JWTs", who: 'anyone' },
   'POST /a2a': { summary: 'A2A v1.0 JSON-RPC', who: 'agent' },
   'GET /a/:token': { summary: 'the approval page (HTML; changes nothing)', who: 'the signed link' },
   'POST /a/:token': { summary: 'decide from the approval page (form)', who: 'the signed link' },
