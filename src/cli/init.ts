@@ -1,8 +1,19 @@
-import { existsSync, writeFileSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
+import { configJsonSchema } from '../server/config.js';
 import { EXAMPLE_CONFIG } from '../config/example.js';
 import { loadCliConfig } from './context.js';
 import { ensureKeyFiles } from './keys.js';
+
+/** Where init puts the JSON Schema, relative to the config: in the data dir, refreshed by `config schema -o`. */
+export const SCHEMA_FILE = '.switchboard/switchboard.schema.json';
+/** Editors with the YAML language server (VS Code's YAML extension, Neovim, Zed) complete keys from it. */
+export const SCHEMA_LINE = `# yaml-language-server: $schema=./${SCHEMA_FILE}`;
+
+export function writeSchemaFile(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  writeFileSync(path, `${JSON.stringify(configJsonSchema(), null, 2)}\n`);
+}
 
 export interface InitOptions {
   output: string;
@@ -22,8 +33,9 @@ export async function run(opts: InitOptions): Promise<void> {
   if (existsSync(path) && !opts.force) {
     throw new Error(`${path} already exists; pass --force to overwrite it`);
   }
-  writeFileSync(path, EXAMPLE_CONFIG, { mode: 0o600 });
+  writeFileSync(path, `${SCHEMA_LINE}\n${EXAMPLE_CONFIG}`, { mode: 0o600 });
   const { config } = loadCliConfig({ config: path });
+  writeSchemaFile(resolve(dirname(path), SCHEMA_FILE));
   const made = ensureKeyFiles(config.auth.keys);
   const dir = relative(process.cwd(), resolve(config.data_dir, 'keys')) || '.';
   process.stdout.write(

@@ -40,6 +40,23 @@ program
   )
   .action(async (opts) => (await import('./init.js')).run(opts));
 
+const configCmd = program.command('config').description('the config file itself');
+configCmd
+  .command('schema')
+  .description(
+    'print the JSON Schema of switchboard.yaml, generated from the schema serve validates with (for editor completion)',
+  )
+  .option(
+    '-o, --output <path>',
+    'write it to this file instead (init writes .switchboard/switchboard.schema.json)',
+  )
+  .action(async (o) => {
+    const { configJsonSchema } = await import('../server/config.js');
+    const text = `${JSON.stringify(configJsonSchema(), null, 2)}\n`;
+    if (o.output) (await import('node:fs')).writeFileSync(o.output, text);
+    else process.stdout.write(text);
+  });
+
 const keysCmd = program
   .command('keys')
   .description('the API keys of the config: list them, print one, rotate one kept in a key file');

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import {
   type ConfigCheck,
   type ConfigSpec,
@@ -52,4 +52,18 @@ export function loadConfig(
   opts: { path?: string | undefined; env?: NodeJS.ProcessEnv; spec?: ConfigSpec<Config> } = {},
 ): LoadedConfig<Config> {
   return loadConfigWith(opts.spec ?? appSpec(), opts);
+}
+
+/**
+ * The JSON Schema of switchboard.yaml, generated from the same assembled schema `serve` validates with
+ * (zod 4 `z.toJSONSchema`, the input side: what a user may write, defaults optional). For editors:
+ * `switchboard init` points yaml-language-server at it. Checks across keys and CEL are not in it;
+ * `switchboard doctor` runs those.
+ */
+export function configJsonSchema(spec: ConfigSpec<Config> = appSpec()): Record<string, unknown> {
+  return {
+    ...z.toJSONSchema(spec.schema, { io: 'input', unrepresentable: 'any' }),
+    title: 'switchboard.yaml',
+    description: 'Switchboard gateway configuration (docs/config.md)',
+  };
 }

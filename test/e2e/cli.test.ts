@@ -34,6 +34,7 @@ describe('switchboard CLI', () => {
       ['serve'],
       ['init'],
       ['keys', 'list'],
+      ['config', 'schema'],
       ['keys', 'show'],
       ['keys', 'rotate'],
       ['doctor'],
@@ -102,6 +103,22 @@ describe('switchboard CLI', () => {
     expect(missing.code).toBe(1);
     expect(missing.stdout).toContain('key file ./.switchboard/keys/ops.key is missing or empty');
   }, 120_000);
+
+  it('prints the config JSON Schema, and init points the YAML language server at a copy of it', () => {
+    const cwd = workdir();
+    const printed = cli(['config', 'schema'], cwd);
+    expect(printed.code).toBe(0);
+    const schema = JSON.parse(printed.stdout);
+    expect(schema.title).toBe('switchboard.yaml');
+    expect(cli(['init'], cwd).code).toBe(0);
+    const yaml = readFileSync(join(cwd, 'switchboard.yaml'), 'utf8');
+    expect(yaml.split('\n')[0]).toBe(
+      '# yaml-language-server: $schema=./.switchboard/switchboard.schema.json',
+    );
+    expect(JSON.parse(readFileSync(join(cwd, '.switchboard', 'switchboard.schema.json'), 'utf8'))).toEqual(
+      schema,
+    );
+  });
 
   it('fails doctor on a channel URL the egress guard refuses, url_env values included, without printing it', () => {
     const cwd = workdir();
