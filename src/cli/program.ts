@@ -171,6 +171,7 @@ program
     'an idempotency key; repeat it to fetch the answer or resume after an approval',
   )
   .option('--timeout <seconds>', "shorten the tool's deadline")
+  .option('--callback <channel>', 'with --channel async: push the result to this webhook channel too')
   .option('--no-wait', 'with an async touch: print the request id instead of waiting for the result')
   .option('--json', 'print the whole TouchResponse as JSON')
   .action(async (tool, json, opts) => (await import('./reach.js')).touch(tool, json, opts));

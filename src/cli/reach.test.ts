@@ -79,6 +79,12 @@ describe('switchboard tools list and switchboard touch', () => {
     expect(lines).toEqual(['q: q3']);
   });
 
+  it('sends --callback with the touch (refused here: this gateway runs no delivery module)', async () => {
+    await expect(
+      touch('report.build', '{"q":"q3"}', { env, channel: 'async', callback: 'hook', out: () => {} }),
+    ).rejects.toThrow('INVALID_PARAMS: callback hook needs the delivery module');
+  });
+
   it('fails with the code and message a model would get', async () => {
     await expect(touch('ticket.qeury', '{}', { env, out: () => {} })).rejects.toThrow(
       'TOOL_NOT_FOUND: no tool named ticket.qeury; did you mean ticket.query?',

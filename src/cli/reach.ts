@@ -18,6 +18,8 @@ export interface ReachCliOptions {
   json?: boolean;
   channel?: string;
   requestId?: string;
+  /** A webhook channel the finished async touch is pushed to. */
+  callback?: string;
   /** Seconds: shortens the tool's own deadline. */
   timeout?: string;
   /** With an async touch: poll until it is done (default true; --no-wait prints the job id). */
@@ -115,6 +117,7 @@ export async function touch(tool: string, json: string | undefined, o: ReachCliO
     params,
     ...(o.channel ? { channel: o.channel } : {}),
     ...(o.requestId ? { request_id: o.requestId } : {}),
+    ...(o.callback ? { callback: o.callback } : {}),
     ...(timeout !== undefined ? { timeout } : {}),
   });
   const pending = (x: Response) => x.ok && (x.status === 'running' || x.status === 'awaiting_approval');

@@ -33,7 +33,7 @@ export type ParsedTouchRequest = z.output<typeof touchRequestSchema>;
 
 /**
  * The closed catalogue of touch errors, each with the HTTP status `POST /v1/touch` answers with and
- * what the caller should do. docs/reach.md lists the same rows (reach.test.ts keeps them in sync).
+ * what the caller should do. docs/reach.md lists the same rows (registry.test.ts keeps them in sync).
  */
 export const TOUCH_ERRORS = {
   TOOL_NOT_FOUND: { status: 404, hint: 'use one of the names in `details.did_you_mean` or GET /v1/tools' },
