@@ -9,7 +9,7 @@ import { type Deps, defineModule } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
 import { deriveKey } from '../keys/derive.js';
 import { reachPort } from '../reach/port.js';
-import { awayPort } from '../signals/port.js';
+import { awayPort, sessionWatchPort } from '../signals/port.js';
 import { tasksPort } from '../tasks/port.js';
 import { consoleConfigSchema } from './config.js';
 import { type ConsoleEnv, html, wantsHtml } from './http.js';
@@ -35,6 +35,7 @@ const requires = {
   gate: optional(gatePort),
   reach: optional(reachPort),
   away: optional(awayPort),
+  watch: optional(sessionWatchPort),
 };
 const sections = { console: consoleConfigSchema.prefault({}) };
 /** What the console's pages receive: the core, its `console:` section, and whichever ports run. */

@@ -8,10 +8,10 @@ import { PhoneDesk } from './phone.js';
 import { type SignalsConfig, signalsConfigSchema } from './config.js';
 import { ACTIVITY_TYPES, SIGNAL_TYPES } from './mapping.js';
 import { readAway, switchAndRecord, TENANT_OWNER } from './away.js';
-import { awayPort, phonePort } from './port.js';
+import { awayPort, phonePort, sessionWatchPort } from './port.js';
 import { awayRoutes } from './routes.js';
 import { APPROVAL_EXPIRED, SignalRelay, SUBSCRIBER } from './service.js';
-import { reportStalls, STALL_POLL_MS } from './stall.js';
+import { reportStalls, STALL_POLL_MS, stalledSessions } from './stall.js';
 
 const requires = {
   reporter: optional(reporterPort),
@@ -43,7 +43,7 @@ export function signalsModule(): SignalsModule {
       name: 'signals',
       config: sections,
       requires,
-      provides: [phonePort, awayPort],
+      provides: [phonePort, awayPort, sessionWatchPort],
       migrations: new URL('./migrations/', import.meta.url),
     }),
     relay: () => handler,
@@ -62,6 +62,7 @@ export function signalsModule(): SignalsModule {
         read: (owner) => readAway(services.db, owner ?? TENANT_OWNER, c, services.now()),
         set: (r) => switchAndRecord(services, c, r.owner ?? TENANT_OWNER, r.away, r.by),
       });
+      services.provide(sessionWatchPort, { stalled: (limit) => stalledSessions(services.db, limit) });
     },
     subscribers() {
       const h = handler!;

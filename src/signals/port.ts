@@ -43,3 +43,20 @@ export interface AwaySwitch {
 
 /** Away mode (src/signals/module.ts provides it). */
 export const awayPort = port<AwaySwitch>('signals.away');
+
+/** A session the supervisor found stalled mid-turn and activity has not cleared since. */
+export interface StalledSession {
+  runtime: string;
+  session_id: string;
+  /** When the stall notice went out (epoch ms). */
+  since: number;
+}
+
+/** The supervisor's view of interactive sessions, so every reader agrees on which one is stalled. */
+export interface SessionWatch {
+  /** Sessions stalled now (`signals.stall_after_seconds` of quiet mid-turn), the newest stall first. */
+  stalled(limit: number): Promise<StalledSession[]>;
+}
+
+/** Stalled sessions (src/signals/module.ts provides it; the console's sessions page reads it). */
+export const sessionWatchPort = port<SessionWatch>('signals.sessions');

@@ -97,6 +97,15 @@ export function selectStalled(cutoff: number, limit: number) {
   };
 }
 
+/** Sessions whose stall notice went out and no activity has cleared since, the newest stall first. */
+export function selectStalledNow(limit: number) {
+  return {
+    text: `SELECT session_key, stalled_at FROM signal_sessions
+            WHERE stalled_at IS NOT NULL ORDER BY stalled_at DESC LIMIT $1`,
+    values: [limit],
+  };
+}
+
 /** Claims one stall notice (a second replica's claim finds nothing to update). */
 export function markStalled(key: string, cutoff: number, now: number) {
   return {

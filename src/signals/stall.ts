@@ -1,4 +1,6 @@
 import type { Reporter } from '../notify/port.js';
+import type { Db } from '../store/port.js';
+import type { StalledSession } from './port.js';
 import { prefix } from '../text/index.js';
 import type { SignalsConfig } from './config.js';
 import type { SignalsDeps } from './module.js';
@@ -37,7 +39,16 @@ export async function reportStalls(
   return sent;
 }
 
-function parts(row: q.SessionRow) {
+/** The sessions stalled now, as the notices said (`signals.sessions`). */
+export async function stalledSessions(db: Db, limit: number): Promise<StalledSession[]> {
+  const rows = await db.query<{ session_key: string; stalled_at: number }>(q.selectStalledNow(limit));
+  return rows.map((row) => {
+    const { runtime, session } = parts(row);
+    return { runtime, session_id: session, since: Number(row.stalled_at) };
+  });
+}
+
+function parts(row: { session_key: string }) {
   const at = row.session_key.indexOf(':');
   return { runtime: row.session_key.slice(0, at), session: row.session_key.slice(at + 1) };
 }

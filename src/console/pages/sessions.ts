@@ -13,10 +13,13 @@ import { APPROVER_OR_ADMIN, type ConsoleRouter, done, frame, guard, need, notice
  */
 export const SESSION_EVENTS_READ = 1000;
 /**
- * Ten minutes without an event from a session that has not ended is a stall worth a look: a turn
+ * Without the signals module (whose supervisor decides stalls by `signals.stall_after_seconds` and
+ * notifies them), ten minutes without an event from a session that has not ended is flagged: a turn
  * that waits for a tool, a prompt nobody answered, or an agent that died without its Stop hook.
  */
 export const SESSION_STALL_SECONDS = 600;
+/** Stalled sessions asked of the supervisor per page. */
+const STALLED_READ = 200;
 const AWAY_EVENTS_READ = 100;
 /** Tasks looked up for their owner (whose away switch a session follows). */
 const OWNERS_READ = 50;
@@ -128,11 +131,20 @@ export function sessionPages(r: ConsoleRouter, ctx: ConsoleCtx): void {
       ctx.deps.log.list({ newestFirst: true, limit: SESSION_EVENTS_READ }),
       ctx.deps.log.list({ type: 'agent.away.changed', newestFirst: true, limit: AWAY_EVENTS_READ }),
     ]);
+    const watch = ctx.deps.watch;
+    const stalledNow = watch
+      ? new Set((await watch.stalled(STALLED_READ)).map((x) => `${x.runtime}:${x.session_id}`))
+      : undefined;
+    // One answer to "is it stalled": the supervisor's, which notified the owner; the page's own rule
+    // only when no supervisor runs.
     const sessions = summarize(
       recent.map((e) => e.envelope),
       now,
       SESSION_STALL_SECONDS * 1000,
-    );
+    ).map((s) => (stalledNow ? { ...s, stalled: stalledNow.has(`${s.runtime ?? ''}:${s.id}`) } : s));
+    const stallRule = watch
+      ? 'stalled as the supervisor reported it (signals.stall_after_seconds)'
+      : `stalled after ${SESSION_STALL_SECONDS / 60} quiet minutes`;
     const away = ctx.deps.away;
     const owners = await taskOwners(ctx, sessions);
     const switched = switchedOwners(awayEvents.map((e) => e.envelope));
@@ -167,7 +179,7 @@ ${table(['Owner', 'State', 'Switched by', 'When', ''], awayRows(shown, csrf, now
       : '<p class="empty">The signals module is not running: no away mode.</p>';
     const body = `${flash(notice(c))}<section aria-labelledby="away-h"><h2 id="away-h">Away mode</h2>
 ${awaySection}</section>
-<section aria-labelledby="sessions-h"><h2 id="sessions-h">Sessions <small class="mute">from the newest ${SESSION_EVENTS_READ} events; stalled after ${SESSION_STALL_SECONDS / 60} quiet minutes</small></h2>
+<section aria-labelledby="sessions-h"><h2 id="sessions-h">Sessions <small class="mute">from the newest ${SESSION_EVENTS_READ} events; ${stallRule}</small></h2>
 ${table(['Session', 'Runtime', 'Agent', 'Task', 'Last activity', 'Last event', 'Events', 'State', 'Away'], rows)}</section>`;
     return html(c, layout('Sessions', await frame(c, ctx, 'sessions'), body));
   });
