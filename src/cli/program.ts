@@ -57,6 +57,25 @@ configCmd
     else process.stdout.write(text);
   });
 
+const serviceCmd = program
+  .command('service')
+  .description(
+    'run the gateway as a per-user service: a systemd user unit (Linux) or a launchd agent (macOS)',
+  );
+serviceCmd
+  .command('install')
+  .description("write, enable and start the service for `serve` in this folder, with this folder's config")
+  .option('--dry-run', 'print the unit (or plist) and where it would go; change nothing')
+  .action(async (o) => (await import('./service.js')).install(o));
+serviceCmd
+  .command('uninstall')
+  .description('stop, disable and remove the service')
+  .action(async () => (await import('./service.js')).uninstall());
+serviceCmd
+  .command('status')
+  .description('whether the service is installed and running, and where its logs are')
+  .action(async () => (await import('./service.js')).status());
+
 const keysCmd = program
   .command('keys')
   .description('the API keys of the config: list them, print one, rotate one kept in a key file');

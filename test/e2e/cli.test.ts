@@ -35,6 +35,8 @@ describe('switchboard CLI', () => {
       ['init'],
       ['keys', 'list'],
       ['config', 'schema'],
+      ['service', 'install'],
+      ['service', 'status'],
       ['keys', 'show'],
       ['keys', 'rotate'],
       ['doctor'],
