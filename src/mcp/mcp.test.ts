@@ -6,6 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { dialects, freshStore, type TestStore } from '../store/testing.js';
 import { CLI, requireBuild, ROOT } from '../cli/testing.js';
 import { KEYS } from '../server/testing.js';
@@ -297,6 +298,45 @@ describe('switchboard mcp over stdio', () => {
     );
     const id = await decideAnnounced(g, 'approve');
     expect((await call).structuredContent).toMatchObject({ outcome: 'approved', approval_id: id });
+  }, 30_000);
+
+  it('relays a Claude Code permission prompt to the phone and answers allow or deny once decided', async () => {
+    expect(client.getServerCapabilities()?.experimental).toMatchObject({
+      'claude/channel': {},
+      'claude/channel/permission': {},
+    });
+    const verdicts: { request_id: string; behavior: string }[] = [];
+    client.setNotificationHandler(
+      z.object({
+        method: z.literal('notifications/claude/channel/permission'),
+        params: z.object({ request_id: z.string(), behavior: z.string() }),
+      }),
+      async (n) => {
+        verdicts.push(n.params);
+      },
+    );
+    const ask = (request_id: string, input_preview: string) =>
+      client.notification({
+        method: 'notifications/claude/channel/permission_request',
+        params: { request_id, tool_name: 'Bash', description: 'Run the migration', input_preview },
+      });
+    g.seen.length = 0;
+    await ask('abcde', '{"command":"npm run migrate"}');
+    const announced = await until(() => g.seen.find((s) => s.message.kind === 'approval'));
+    expect(announced.message.summary).toContain('Bash: {"command":"npm run migrate"}');
+    await decideAnnounced(g, 'approve');
+    await until(() => (verdicts.length === 1 ? true : undefined), 15_000);
+    expect(verdicts).toEqual([{ request_id: 'abcde', behavior: 'allow' }]);
+    g.seen.length = 0;
+    await ask('fghij', '{"command":"rm -rf build"}');
+    await decideAnnounced(g, 'reject', 'not now');
+    await until(() => (verdicts.length === 2 ? true : undefined), 15_000);
+    expect(verdicts[1]).toEqual({ request_id: 'fghij', behavior: 'deny' });
+    // Not from Claude Code (an id it never makes): nobody is asked.
+    g.seen.length = 0;
+    await ask('NOT-AN-ID', '{}');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(g.seen).toEqual([]);
   }, 30_000);
 
   it('returns the approver comment with a reject, and gives the same instructions', async () => {

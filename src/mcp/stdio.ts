@@ -2,6 +2,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { mcpResult, mcpToolDef } from '../reach/mcp.js';
 import { Gateway, type GatewayOptions } from './gateway.js';
 import { buildMcpServer, type ExtraTools } from './tools.js';
+import { relayPermissions } from './channel.js';
 
 /** `switchboard mcp`: a thin MCP server on stdio whose tools call the gateway over HTTP. */
 export async function serveStdio(opts: GatewayOptions): Promise<void> {
@@ -22,6 +23,12 @@ export async function serveStdio(opts: GatewayOptions): Promise<void> {
       askApproval: (args, progress, signal) => gateway.askApproval(args, progress, signal),
     },
     { extra },
+  );
+  // Claude Code's permission prompts, relayed to the phone as approvals (channel.ts).
+  relayPermissions(
+    server,
+    (args, signal) => gateway.askApproval(args, async () => {}, signal),
+    (line) => process.stderr.write(`${line}\n`),
   );
   const transport = new StdioServerTransport();
   await server.connect(transport);
