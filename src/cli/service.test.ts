@@ -42,7 +42,10 @@ describe('switchboard service', () => {
       console.warn(`systemd-analyze cannot run here (${said.trim()}): the unit was checked as text only`);
       return;
     }
-    expect(said.split('\n').filter((l) => l.includes('switchboard.service')), said).toEqual([]);
+    expect(
+      said.split('\n').filter((l) => l.includes('switchboard.service')),
+      said,
+    ).toEqual([]);
     expect(r.status, said).toBe(0);
   });
 
