@@ -7,7 +7,7 @@ import { parseConfig } from '../src/server/config.js';
 import { gateModule } from '../src/gate/module.js';
 import { coreModule } from '../src/server/core-routes.js';
 import { startServer } from '../src/server/serve.js';
-import { costLine, costs, line, runLoader } from './stats.js';
+import { costLine, costs, line, type LoadResult, runLoader } from './stats.js';
 
 const AGENT_KEY = 'bench-agent-key-0123456789abcdef';
 /** The issue's target load: 1,000 requests per second, paced, not as fast as possible. */
@@ -15,17 +15,6 @@ const RATE = Number(process.env.BENCH_GATE_HTTP_RATE ?? 1_000);
 const DURATION_S = Number(process.env.BENCH_GATE_HTTP_SECONDS ?? 10);
 /** Enough connections that a slow response does not hold the paced rate back. */
 const CONNECTIONS = 32;
-
-interface LoadResult {
-  ok: number;
-  non2xx: number;
-  errors: number;
-  rps: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-}
 
 /** autocannon in a second process, paced with `overallRate`, so the generator never shares our event loop. */
 const LOADER = `

@@ -16,7 +16,7 @@ import { migrate } from '../src/store/migrate.js';
 import type { DbStats } from '../src/store/port.js';
 import { type SqliteOptions, SqliteDb } from '../src/store/sqlite.js';
 import { SQLITE_DESIGNS } from './core.js';
-import { costs, fmt, line, runLoader } from './stats.js';
+import { costs, fmt, line, type LoadResult, runLoader } from './stats.js';
 
 const require = createRequire(import.meta.url);
 const SECRET = 'bench-webhook-secret';
@@ -25,15 +25,6 @@ const CONNECTIONS = 32;
 const DURATION_S = Number(process.env.BENCH_INGRESS_SECONDS ?? 10);
 /** How long the bench waits for admission to catch up after a run before it counts. */
 const DRAIN_MS = 60_000;
-
-interface LoadResult {
-  ok: number;
-  non2xx: number;
-  errors: number;
-  rps: number;
-  p50: number;
-  p99: number;
-}
 
 /**
  * The load generator runs in a second process (autocannon's programmatic API), so it never competes

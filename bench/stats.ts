@@ -70,6 +70,18 @@ export async function alternate(
   return [bestA, bestB];
 }
 
+/** What a load-generator script prints: autocannon's counts, 2xx per second and latencies in ms. */
+export interface LoadResult {
+  ok: number;
+  non2xx: number;
+  errors: number;
+  rps: number;
+  p50: number;
+  p90?: number;
+  p99: number;
+  max?: number;
+}
+
 /**
  * Runs a load-generator script (autocannon's programmatic API, written to `dir`) in a second process,
  * so it never shares the measured server's event loop; returns the JSON the script prints.

@@ -5,7 +5,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sign } from '@octokit/webhooks-methods';
-import { fmt, line, runLoader } from './stats.js';
+import { fmt, line, type LoadResult, runLoader } from './stats.js';
 
 /** bench/ is compiled to dist-bench/bench/, two levels below the repository root. */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -25,15 +25,6 @@ interface Endpoint {
   headers: Record<string, string>;
   /** Header given a fresh value per request (a webhook's delivery id), so each one is new work. */
   fresh?: string;
-}
-
-interface LoadResult {
-  ok: number;
-  non2xx: number;
-  errors: number;
-  rps: number;
-  p50: number;
-  p99: number;
 }
 
 /** One autocannon run per endpoint, all at once, each in its own process; `rate` 0 is unthrottled. */
