@@ -78,12 +78,14 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
       const secrets = opts.secrets ?? ((name: string) => process.env[name]);
       const parsed = services.config.sources;
       const sources = new Map<string, RouteSource>();
+      // Re-reads and a sender's JWKS go through the egress allow-list like every other outbound request.
+      const egress = createEgress({ allow: services.config.egress.allow });
       for (const [name, entry] of Object.entries(parsed)) {
         sources.set(name, {
           name,
           type: entry.source.type,
           tenant: entry.tenant ?? services.config.tenant.id,
-          verifier: createSource(entry.source, secrets),
+          verifier: createSource(entry.source, secrets, { egress }),
         });
       }
       const days = services.config.vault.retention_days;
@@ -92,9 +94,8 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
       triggersById = new Map(triggers.map((t) => [t.config.id, t]));
       loop = { ...services.config.loop, ...opts.loop };
 
-      // Re-reads go through the egress allow-list like every other outbound request.
       const fetchDeps = {
-        egress: createEgress({ allow: services.config.egress.allow }),
+        egress,
         env: (name: string) => process.env[name],
       };
       const run = new Launcher(services, () => triggersById, opts.workers !== false);

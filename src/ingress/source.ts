@@ -62,6 +62,11 @@ export interface Source {
   readonly type: string;
   verify(req: InboundRequest): VerifyResult;
   /**
+   * For a scheme that must wait (a JWT checked against a JWKS fetched through egress, `a2a-push`): the
+   * route awaits this instead of `verify` when a source has it.
+   */
+  verifyAsync?(req: InboundRequest): Promise<VerifyResult>;
+  /**
    * What a tenant can be bound to, read from a verified payload (for example GitHub
    * `installation_id` and `repository`). Empty when the payload names nothing.
    */
@@ -71,13 +76,18 @@ export interface Source {
 /** Reads an environment variable; injected so tests and the vault can supply secrets. */
 export type SecretLookup = (envName: string) => string | undefined;
 
-export interface SourceKind<C> {
+/** What a kind may need besides its config and secrets: the egress guard, for a kind that fetches keys. */
+export interface SourceDeps {
+  egress?: Pick<import('../egress/index.js').Egress, 'send'>;
+}
+
+export interface SourceKind<C, D extends SourceDeps = SourceDeps> {
   /** The `type` value in `sources.<name>` config. */
   readonly type: string;
   /** A strict schema of `sources.<name>`: unknown keys are errors, secrets never appear in messages. */
   readonly configSchema: z.ZodType<C>;
   /** Resolves secrets now, so a missing one stops start-up; throws `SourceConfigError`. */
-  create(config: C, secrets: SecretLookup): Source;
+  create(config: C, secrets: SecretLookup, deps?: D): Source;
 }
 
 /** A configuration that parses but cannot be used (an unset environment variable, a non-base64 key). */

@@ -52,7 +52,9 @@ export function ingressRoute(app: App, services: Services, state: () => IngressS
       throw err;
     }
 
-    const result = source.verifier.verify({ headers: lowerHeaders(c), body, now: services.now() });
+    const inbound = { headers: lowerHeaders(c), body, now: services.now() };
+    const v = source.verifier;
+    const result = v.verifyAsync ? await v.verifyAsync(inbound) : v.verify(inbound);
     if (result.kind === 'rejected') {
       await recordRejection(services, source, result.reason);
       throw new AppError(REJECT_ERROR_CODE[result.reason], result.message);

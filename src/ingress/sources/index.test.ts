@@ -5,7 +5,7 @@ import { createSource, SOURCE_KINDS, SourceConfigError, sourceConfigSchema } fro
 describe('the source registry', () => {
   it('names every kind the issue lists', () => {
     expect(Object.keys(SOURCE_KINDS).sort()).toEqual(
-      ['feishu', 'github', 'gitlab', 'hmac', 'slack', 'standard-webhooks', 'telegram'].sort(),
+      ['a2a-push', 'feishu', 'github', 'gitlab', 'hmac', 'slack', 'standard-webhooks', 'telegram'].sort(),
     );
     for (const [name, kind] of Object.entries(SOURCE_KINDS)) expect(kind.type).toBe(name);
   });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { SecretLookup, Source, SourceKind } from '../source.js';
+import type { SecretLookup, Source, SourceDeps, SourceKind } from '../source.js';
+import { a2aPush, a2aPushConfig } from './a2a-push/index.js';
 import { feishu, feishuConfig } from './feishu/index.js';
 import { github, githubConfig } from './github/index.js';
 import { gitlab, gitlabConfig } from './gitlab/index.js';
@@ -17,6 +18,7 @@ export const sourceConfigSchema = z.discriminatedUnion('type', [
   telegramConfig,
   gitlabConfig,
   hmacConfig,
+  a2aPushConfig,
 ]);
 
 export type SourceConfig = z.infer<typeof sourceConfigSchema>;
@@ -25,14 +27,14 @@ export type SourceConfig = z.infer<typeof sourceConfigSchema>;
 export interface RegisteredSourceKind {
   readonly type: string;
   readonly configSchema: z.ZodType<unknown>;
-  create(config: unknown, secrets: SecretLookup): Source;
+  create(config: unknown, secrets: SecretLookup, deps?: SourceDeps): Source;
 }
 
 function register<C>(kind: SourceKind<C>): RegisteredSourceKind {
   return {
     type: kind.type,
     configSchema: kind.configSchema,
-    create: (config, secrets) => kind.create(kind.configSchema.parse(config), secrets),
+    create: (config, secrets, deps) => kind.create(kind.configSchema.parse(config), secrets, deps),
   };
 }
 
@@ -45,11 +47,12 @@ export const SOURCE_KINDS: Readonly<Record<SourceConfig['type'], RegisteredSourc
   telegram: register(telegram),
   gitlab: register(gitlab),
   hmac: register(hmac),
+  'a2a-push': register(a2aPush),
 };
 
 /** Builds a configured source (validated by `sourceConfigSchema`); throws `SourceConfigError` on a missing secret. */
-export function createSource(config: SourceConfig, secrets: SecretLookup): Source {
-  return SOURCE_KINDS[config.type].create(config, secrets);
+export function createSource(config: SourceConfig, secrets: SecretLookup, deps?: SourceDeps): Source {
+  return SOURCE_KINDS[config.type].create(config, secrets, deps);
 }
 
 export type { InboundRequest, RejectReason, Source, SourceKind, VerifyResult } from '../source.js';
