@@ -221,13 +221,19 @@ export async function benchReach(): Promise<string[]> {
       ),
     );
 
-    const [one] = await mcpClients(server.url, 1);
-    const sdkEcho = summarize(
-      await timed(CALLS / 2, (i) => one!.callTool({ name: 'echo', arguments: { text: `hi ${i}` } })),
-    );
-    const mcpTouch = summarize(
-      await timed(CALLS / 2, (i) => one!.callTool({ name: 'bench.echo', arguments: { text: `hi ${i}` } })),
-    );
+    // Each arm on a fresh session: a used SDK client pays for every earlier request (mcpClients).
+    const onFresh = async <T>(fn: (c: Client) => Promise<T>): Promise<T> => {
+      const [c] = await mcpClients(server.url, 1);
+      try {
+        return await fn(c!);
+      } finally {
+        await c!.close();
+      }
+    };
+    const call = (tool: string) => (c: Client, i: number) =>
+      c.callTool({ name: tool, arguments: { text: `hi ${i}` } });
+    const sdkEcho = summarize(await onFresh((c) => timed(CALLS / 2, (i) => call('echo')(c, i))));
+    const mcpTouch = summarize(await onFresh((c) => timed(CALLS / 2, (i) => call('bench.echo')(c, i))));
     out.push(line('MCP: SDK echo tool, p50', `${fmt(sdkEcho.p50, 3)} ms`));
     out.push(
       line(
@@ -236,13 +242,8 @@ export async function benchReach(): Promise<string[]> {
         `overhead ${fmt(mcpTouch.p50 - sdkEcho.p50, 3)} ms`,
       ),
     );
-    const echoCpu = await cpuPerCall(CALLS / 4, (i) =>
-      one!.callTool({ name: 'echo', arguments: { text: `hi ${i}` } }),
-    );
-    const mcpTouchCpu = await cpuPerCall(CALLS / 4, (i) =>
-      one!.callTool({ name: 'bench.echo', arguments: { text: `hi ${i}` } }),
-    );
-    await one!.close();
+    const echoCpu = await onFresh((c) => cpuPerCall(CALLS / 2, (i) => call('echo')(c, i)));
+    const mcpTouchCpu = await onFresh((c) => cpuPerCall(CALLS / 2, (i) => call('bench.echo')(c, i)));
     out.push(
       line(
         'MCP CPU per call (client + server): SDK echo / reach',
