@@ -23,6 +23,10 @@ program
   .option('--host <host>', 'listen address (overrides server.host and SWITCHBOARD_HOST)')
   .option('--port <port>', 'listen port (overrides server.port and SWITCHBOARD_PORT)')
   .option(
+    '--log-format <format>',
+    'json (default: one object per line, for machines) or pretty (one readable line per record); env SWITCHBOARD_LOG_FORMAT',
+  )
+  .option(
     '--allow-no-keys',
     'start even when no API key is usable (without it, serve refuses: every /v1 request would get 401)',
   )

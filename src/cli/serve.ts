@@ -2,6 +2,8 @@ import { handleSignals, startServer } from '../server/serve.js';
 import { existsSync } from 'node:fs';
 import { loadCliConfig } from './context.js';
 import { lintConfigFile } from './policy.js';
+import { createLogger } from '../kernel/logger.js';
+import { LOG_FORMATS, prettyStream } from './log-format.js';
 import { channelWarnings, noKeysMessage, startupSummary, tallyKeys, usableKeyCount } from './startup.js';
 
 export interface ServeOptions {
@@ -10,6 +12,8 @@ export interface ServeOptions {
   port?: string;
   /** Start even when no key can authenticate (a gateway that answers 401 to every /v1 request). */
   allowNoKeys?: boolean;
+  /** `json` (default, for machines) or `pretty` (for people); env SWITCHBOARD_LOG_FORMAT. */
+  logFormat?: string;
 }
 
 export async function run(opts: ServeOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -25,7 +29,11 @@ export async function run(opts: ServeOptions, env: NodeJS.ProcessEnv = process.e
   assertPolicyLints(loaded.source);
   const keys = tallyKeys(config.auth.keys, env);
   if (usableKeyCount(keys) === 0 && !opts.allowNoKeys) throw new Error(noKeysMessage(keys));
-  const server = await startServer(config, { configSource: loaded.source }).catch(async (err) => {
+  const format = opts.logFormat ?? env.SWITCHBOARD_LOG_FORMAT ?? 'json';
+  if (!(LOG_FORMATS as readonly string[]).includes(format))
+    throw new Error(`--log-format must be ${LOG_FORMATS.join(' or ')}, got ${format}`);
+  const logger = format === 'pretty' ? { logger: createLogger(config.log.level, prettyStream()) } : {};
+  const server = await startServer(config, { configSource: loaded.source, ...logger }).catch(async (err) => {
     if ((err as { code?: string }).code !== 'EADDRINUSE') throw err;
     throw new Error(await portInUse(config.server.host, config.server.port));
   });
