@@ -173,6 +173,30 @@ tasksCmd
   .option('--json', 'print the task as JSON')
   .action(async (id, opts) => (await import('./tasks.js')).cancel(id, opts));
 
+const a2aCmd = program
+  .command('a2a')
+  .description('an A2A v1.0 client (the official SDK): this gateway at SWITCHBOARD_URL, or any A2A agent');
+a2aCmd
+  .command('card [url]')
+  .description("print an agent's A2A card (default: this gateway's /.well-known/agent-card.json)")
+  .option('--json', 'one line of JSON')
+  .action(async (url, opts) => (await import('./a2a.js')).card(url, opts));
+a2aCmd
+  .command('send <url> <text>')
+  .description(
+    'send a message to the A2A agent at <url> and print its task (id, state, context); SWITCHBOARD_KEY is sent as a bearer when set',
+  )
+  .option('--push <url>', 'register this callback URL for the push notifications of the task')
+  .option('--skill <id>', "the skill to run (message.metadata.skill); default the agent's only skill")
+  .option('--no-wait', 'print the task once it exists instead of when it ends')
+  .option('--json', 'print the task as JSON')
+  .action(async (url, text, opts) => (await import('./a2a.js')).send(url, text, opts));
+a2aCmd
+  .command('tasks')
+  .description("the A2A tasks this gateway's key may see, newest first: id, state, context")
+  .option('--json', 'one JSON object per line')
+  .action(async (opts) => (await import('./a2a.js')).tasks(opts));
+
 const toolsCmd = program
   .command('tools')
   .description('the reach tool registry (talks to the gateway at SWITCHBOARD_URL with SWITCHBOARD_KEY)');
