@@ -10,6 +10,7 @@ import { mcpResult, mcpToolDef } from '../reach/mcp.js';
 import type { ReachService } from '../reach/port.js';
 import { askViaService } from './approval.js';
 import { McpSessions } from './sessions.js';
+import { isModernRequest, ModernMcp } from './modern.js';
 import { buildMcpServer, type ExtraTools } from './tools.js';
 
 type McpDeps = Deps<{
@@ -61,7 +62,7 @@ const PARSE_ERROR = {
  */
 export function mountMcp(app: App, services: McpDeps, opts: { echo?: boolean } = {}): McpSessions {
   const extra = reachTools(services);
-  const sessions = new McpSessions((ctx) => {
+  const build = (ctx: ReturnType<typeof reportContext>) => {
     const tools = extra(ctx);
     return buildMcpServer(
       {
@@ -71,7 +72,11 @@ export function mountMcp(app: App, services: McpDeps, opts: { echo?: boolean } =
       },
       { ...opts, ...(tools ? { extra: tools } : {}) },
     );
-  }, services.now);
+  };
+  const sessions = new McpSessions(build, services.now);
+  // 2026-07-28 clients, stateless, on the same endpoint (modern.ts); 2025-11-25 clients keep their sessions.
+  const modern = new ModernMcp(build);
+  sessions.onClose(() => modern.closeAll());
   app.post('/mcp', requireRole(services.keys, 'agent'), async (c) => {
     const ctx = reportContext(c);
     const bytes = await readBody(c, services.config.server.body_limit_bytes);
@@ -89,6 +94,9 @@ export function mountMcp(app: App, services: McpDeps, opts: { echo?: boolean } =
         },
         400,
       );
+    }
+    if (!c.req.header('mcp-session-id') && isModernRequest(parsedBody)) {
+      return modern.handle(c.req.raw, ctx, parsedBody);
     }
     return sessions.handle(c.req.raw, ctx, parsedBody);
   });

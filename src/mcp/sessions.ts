@@ -96,9 +96,17 @@ export class McpSessions {
     }
   }
 
+  private readonly closers: (() => Promise<void>)[] = [];
+
+  /** Also run on `closeAll` (the stateless revision's in-process clients). */
+  onClose(close: () => Promise<void>): void {
+    this.closers.push(close);
+  }
+
   async closeAll(): Promise<void> {
     const all = [...this.sessions.values()];
     this.sessions.clear();
     await Promise.all(all.map((s) => s.server.close().catch(() => {})));
+    await Promise.all(this.closers.map((c) => c().catch(() => {})));
   }
 }
