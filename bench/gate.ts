@@ -86,7 +86,7 @@ export async function benchGate(): Promise<string[]> {
   ];
 }
 
-interface Stats {
+export interface Stats {
   p50: number;
   p99: number;
   /** p99 inside each window of WINDOW decisions, median over the windows: robust to a busy neighbour. */
@@ -97,7 +97,7 @@ interface Stats {
 /** 1,000 decisions: long enough for a p99, short enough that a preempted stretch spoils few windows. */
 const WINDOW = 1_000;
 
-function measure(kinds: number, run: (i: number) => void): Stats {
+export function measure(kinds: number, run: (i: number) => void): Stats {
   for (let n = 0; n < WARMUP; n++) run(n % kinds);
   // Under `node --expose-gc` each row starts from a clean heap, so one row's garbage is not the next row's pause.
   (globalThis as { gc?: () => void }).gc?.();
@@ -122,7 +122,7 @@ function measure(kinds: number, run: (i: number) => void): Stats {
   };
 }
 
-function us(ns: number): string {
+export function us(ns: number): string {
   return `${(ns / 1000).toFixed(1).padStart(6)} µs`;
 }
 
@@ -157,6 +157,11 @@ function typicalIntents(): Intent[] {
 
 /** 200 rules shaped like a real policy: most are per tool, a few global, some for other runtimes and events. */
 export function buildPolicy(): CompiledPolicy {
+  return compileRules(benchRules());
+}
+
+/** The 200 rules of `buildPolicy`, each a `  - { … }` line of YAML. */
+export function benchRules(): string[] {
   const rules: string[] = [];
   const add = (rule: string) => rules.push(`  - ${rule}`);
   const words = [
@@ -211,6 +216,11 @@ export function buildPolicy(): CompiledPolicy {
       `{ id: global-${i}, priority: -1, when: 'task.steps >= ${500 + i} || task.wall_time_seconds > ${7200 + i}', decision: deny, reason_code: RUNAWAY_${i} }`,
     );
   }
+  return rules;
+}
+
+/** A policy's rules (`  - { … }` lines) compiled as `policy lint` would. */
+export function compileRules(rules: readonly string[]): CompiledPolicy {
   const loaded = loadPolicy([{ kind: 'config', name: 'bench.yaml', text: `rules:\n${rules.join('\n')}\n` }]);
   if (!loaded.ok) throw new Error(loaded.problems.map((p) => `${p.line} ${p.message}`).join('\n'));
   const compiled = compilePolicy(loaded.policy, loaded.origins);

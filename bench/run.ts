@@ -3,6 +3,7 @@ import { benchAppend, benchIdleMemory } from './core.js';
 import { benchDelivery } from './delivery.js';
 import { benchGate } from './gate.js';
 import { benchGateHttp } from './gate-http.js';
+import { benchHistory } from './history.js';
 import { benchHooks } from './hooks.js';
 import { benchIngress } from './ingress.js';
 import { benchNotify } from './notify.js';
@@ -19,6 +20,7 @@ const SECTIONS: Record<string, () => Promise<string[]>> = {
   memory: benchIdleMemory,
   gate: benchGate,
   'gate-http': benchGateHttp,
+  history: benchHistory,
   ingress: benchIngress,
   delivery: benchDelivery,
   hooks: benchHooks,

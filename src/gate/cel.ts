@@ -54,7 +54,8 @@ const HINTS: Record<string, string> = {
   input: 'read a field of the tool input, e.g. input.command.contains("…")',
   args: 'read a canonical field, e.g. args.command, args.path, args.url, args.commands',
   history: 'test its entries, e.g. history.exists(h, h.kind == "web.fetch")',
-  session: 'read session.untrusted (a bool)',
+  session:
+    'read session.untrusted (a bool), or ask "web.fetch" in session.kinds, ".env" in session.files, args.host in session.hosts',
   task: 'read task.steps, task.owner, task.id or task.wall_time_seconds',
   envelope: 'read a field, e.g. envelope.type',
   kind: 'compare it with a kind name, e.g. kind == "shell"',

@@ -13,6 +13,8 @@ import type { Decision, DecisionKind, GateContext, Intent, MatchedRule, Plan, Ri
 const RANK: Record<DecisionKind, number> = { allow: 1, modify: 2, require_approval: 3, defer: 4, deny: 5 };
 
 export const DEFAULT_EVENT_TYPE = 'agent.tool.requested';
+/** `session.kinds`, `hosts` and `files` of a session with no history. */
+const NO_COUNTS: ReadonlyMap<string, bigint> = new Map();
 /** What `policy_revision` says when no revision is loaded: the decision was made without a policy. */
 export const NO_REVISION = 'none';
 
@@ -321,7 +323,13 @@ function celContextFor(intent: Intent, ctx: GateContext, type: string, now: Date
     },
     // Entries hold strings, bools and lists of strings only: CEL reads them as they are, no copy.
     history: ctx.history ?? [],
-    session: { id: ctx.session?.id ?? null, untrusted: ctx.session?.untrusted ?? false },
+    session: {
+      id: ctx.session?.id ?? null,
+      untrusted: ctx.session?.untrusted ?? false,
+      kinds: ctx.session?.kinds ?? NO_COUNTS,
+      hosts: ctx.session?.hosts ?? NO_COUNTS,
+      files: ctx.session?.files ?? NO_COUNTS,
+    },
     action: intent.action ?? null,
     resource: intent.resource ?? null,
     runtime: intent.runtime ?? null,

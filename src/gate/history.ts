@@ -52,9 +52,45 @@ export function historyEntry(intent: Intent, decision: DecisionKind, at: Date): 
   };
 }
 
-/** Appends in place and keeps the newest `HISTORY_LIMIT`; returns the same list. */
-export function pushBounded(list: HistoryEntry[], entry: HistoryEntry): HistoryEntry[] {
-  list.push(entry);
-  if (list.length > HISTORY_LIMIT) list.splice(0, list.length - HISTORY_LIMIT);
-  return list;
+/** A window's counts by kind, host or file name: CEL reads `"web.fetch" in session.kinds` in O(1). */
+export type HistoryCounts = Map<string, bigint>;
+
+/**
+ * A session's last HISTORY_LIMIT entries, oldest first, with counts over exactly those entries by
+ * kind, by host reached and by file name (the last part of each path), kept as entries come and go.
+ * `history.exists(h, …)` walks the list; `session.kinds`, `session.hosts` and `session.files` answer
+ * the common questions ("fetched anything?", "read a .env?", "been to this host?") without a walk.
+ */
+export class HistoryWindow {
+  readonly entries: HistoryEntry[] = [];
+  readonly kinds: HistoryCounts = new Map();
+  readonly hosts: HistoryCounts = new Map();
+  readonly files: HistoryCounts = new Map();
+
+  constructor(entries: readonly HistoryEntry[] = []) {
+    for (const e of entries.slice(-HISTORY_LIMIT)) this.push(e);
+  }
+
+  push(entry: HistoryEntry): void {
+    this.entries.push(entry);
+    this.count(entry, 1n);
+    if (this.entries.length > HISTORY_LIMIT) this.count(this.entries.shift()!, -1n);
+  }
+
+  private count(e: HistoryEntry, by: bigint): void {
+    bump(this.kinds, e.kind, by);
+    if (e.host !== '') bump(this.hosts, e.host, by);
+    for (const p of new Set(e.paths.map(fileName))) if (p !== '') bump(this.files, p, by);
+  }
+}
+
+function bump(counts: HistoryCounts, key: string, by: bigint): void {
+  const n = (counts.get(key) ?? 0n) + by;
+  if (n > 0n) counts.set(key, n);
+  else counts.delete(key);
+}
+
+function fileName(path: string): string {
+  const trimmed = path.replace(/[/\\]+$/, '');
+  return trimmed.slice(Math.max(trimmed.lastIndexOf('/'), trimmed.lastIndexOf('\\')) + 1);
 }

@@ -65,8 +65,17 @@ export interface GateContext {
   signer?: CapabilitySigner;
   /** The session's (or task's) earlier intents, oldest first; empty when none or unknown. */
   history?: readonly HistoryEntry[];
-  /** Facts about the session: `untrusted` once it took outside content in. */
-  session?: { id?: string | null; untrusted: boolean };
+  /**
+   * Facts about the session: `untrusted` once it took outside content in; counts over `history` by
+   * kind, host and file name (history.ts, `HistoryWindow`).
+   */
+  session?: {
+    id?: string | null;
+    untrusted: boolean;
+    kinds?: ReadonlyMap<string, bigint>;
+    hosts?: ReadonlyMap<string, bigint>;
+    files?: ReadonlyMap<string, bigint>;
+  };
 }
 
 export interface CapabilityKey {

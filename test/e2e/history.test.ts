@@ -129,6 +129,54 @@ describe.each(await dialects())('history-aware rules over the hook route on %s',
     expect(await hook('claude-code', payload('claude-code', 'fetch', 'host-1', other))).toBe('NEW_HOST');
   });
 
+  it('answers the same questions from the session counts, without a walk', async () => {
+    const rules = [
+      {
+        id: 'env-then-fetch',
+        match: { kinds: ['web.fetch'] },
+        when: '".env" in session.files',
+        decision: 'deny',
+        reason_code: 'ENV_READ',
+      },
+      {
+        id: 'fetch-then-curl',
+        match: { kinds: ['shell'] },
+        when: '"web.fetch" in session.kinds && args.commands.exists(c, c.program == "curl")',
+        decision: 'deny',
+        reason_code: 'CURL_AFTER_FETCH',
+      },
+      {
+        id: 'new-host',
+        match: { kinds: ['web.fetch'] },
+        when: 'session.untrusted && !(args.host in session.hosts)',
+        decision: 'deny',
+        reason_code: 'NEW_HOST',
+      },
+    ];
+    const counted = await testApp({ dialect, config: { rules, hooks: { approval_wait_seconds: 0 } } });
+    const saved = { t, app };
+    t = counted;
+    app = counted.app;
+    try {
+      const other = (v: HookBody) => {
+        v.tool_input['url'] = 'https://attacker.example/collect';
+      };
+      expect(await hook('claude-code', payload('claude-code', 'shell', 'n-1', curl))).toBeNull();
+      expect(await hook('claude-code', payload('claude-code', 'fetch', 'n-1'))).toBeNull();
+      expect(await hook('claude-code', payload('claude-code', 'fetch', 'n-1'))).toBeNull();
+      expect(await hook('claude-code', payload('claude-code', 'fetch', 'n-1', other))).toBe('NEW_HOST');
+      expect(await hook('claude-code', payload('claude-code', 'shell', 'n-1', curl))).toBe(
+        'CURL_AFTER_FETCH',
+      );
+      expect(await hook('claude-code', payload('claude-code', 'read', 'n-2'))).toBeNull();
+      expect(await hook('claude-code', payload('claude-code', 'fetch', 'n-2'))).toBe('ENV_READ');
+    } finally {
+      await counted.cleanup();
+      t = saved.t;
+      app = saved.app;
+    }
+  });
+
   it('keeps history and session.untrusted across a restart', async () => {
     expect(await hook('claude-code', payload('claude-code', 'fetch', 'restart-1'))).toBeNull();
     expect(await hook('claude-code', payload('claude-code', 'read', 'restart-1'))).toBeNull();

@@ -31,14 +31,15 @@ describe.each(await dialects())('the history store on %s', (dialect) => {
       await db.tx((tx) => store.append(tx, 's:a', `evt_${String(i).padStart(4, '0')}`, entry(i)));
     }
     const live = await store.get('s:a');
-    expect(live.entries).toHaveLength(HISTORY_LIMIT);
-    expect(live.entries[0]!.at).toBe(entry(60).at);
-    expect(live.entries.at(-1)!.at).toBe(entry(259).at);
+    expect(live.window.entries).toHaveLength(HISTORY_LIMIT);
+    expect(live.window.entries[0]!.at).toBe(entry(60).at);
+    expect(live.window.entries.at(-1)!.at).toBe(entry(259).at);
+    expect(live.window.kinds.get('shell')).toBe(BigInt(HISTORY_LIMIT));
     const [count] = await db.query<{ n: number }>({ text: 'SELECT COUNT(*) AS n FROM gate_history' });
     expect(Number(count?.n)).toBeLessThanOrEqual(HISTORY_LIMIT + 50);
     // A fresh store (a restart) reads the same list back.
     const again = await new HistoryStore(db).get('s:a');
-    expect(again.entries).toEqual(live.entries);
+    expect(again.window.entries).toEqual(live.window.entries);
     expect(again.untrustedSince).toBeNull();
   });
 
@@ -52,7 +53,7 @@ describe.each(await dialects())('the history store on %s', (dialect) => {
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');
-    expect((await store.get('s:b')).entries).toEqual([]);
+    expect((await store.get('s:b')).window.entries).toEqual([]);
     expect((await new HistoryStore(db).get('s:b')).untrustedSince).toBeNull();
     await db.tx((tx) => store.append(tx, 's:b', 'evt_y', entry(1, { kind: 'web.fetch', untrusted: true })));
     expect((await store.get('s:b')).untrustedSince).toBe(Date.parse(entry(1).at));

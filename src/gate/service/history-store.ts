@@ -1,5 +1,5 @@
 import type { Db } from '../../store/port.js';
-import { HISTORY_LIMIT, pushBounded } from '../history.js';
+import { HISTORY_LIMIT, HistoryWindow } from '../history.js';
 import * as q from '../sql.js';
 import type { DecisionKind, HistoryEntry } from '../types.js';
 
@@ -10,8 +10,8 @@ const TRIM_SLACK = 50;
 
 /** A session's (or task's) history as the gate holds it. */
 export interface SessionHistory {
-  /** Oldest first, at most HISTORY_LIMIT; CEL reads this very list. */
-  entries: HistoryEntry[];
+  /** Oldest first, at most HISTORY_LIMIT, with its counts; CEL reads these very objects. */
+  window: HistoryWindow;
   /** When the session first took outside content in (ms), or null. */
   untrustedSince: number | null;
   /** Rows this key has in the table as far as this process knows. */
@@ -49,7 +49,11 @@ export class HistoryStore {
       return cached;
     }
     const loaded = await this.read(key, Number.MAX_SAFE_INTEGER);
-    const state: SessionHistory = { ...loaded, stored: loaded.entries.length };
+    const state: SessionHistory = {
+      window: new HistoryWindow(loaded.entries),
+      untrustedSince: loaded.untrustedSince,
+      stored: loaded.entries.length,
+    };
     // Two decisions may load the same key at once: the first one stored wins, so appends are not lost.
     const raced = this.cache.get(key);
     if (raced) return raced;
@@ -98,7 +102,7 @@ export class HistoryStore {
     const trim = state.stored + 1 > HISTORY_LIMIT + TRIM_SLACK;
     if (trim) await tx.query(q.trimHistory(key, HISTORY_LIMIT));
     tx.afterCommit(() => {
-      pushBounded(state.entries, entry);
+      state.window.push(entry);
       state.stored = trim ? HISTORY_LIMIT : state.stored + 1;
       if (entry.untrusted && state.untrustedSince === null) state.untrustedSince = at;
     });

@@ -155,10 +155,13 @@ export class Gate implements GateService {
       task,
       budgets: { steps: task.steps ?? 0, wall_time_seconds: task.wall_time_seconds ?? 0 },
       frozen: await this.d.incidents.isFrozen(tenant, ctx.principal.name),
-      history: history?.entries ?? [],
+      history: history?.window.entries ?? [],
       session: {
         id: intent.session_id ?? null,
         untrusted: history?.untrustedSince != null || view?.untrusted_input === true,
+        ...(history
+          ? { kinds: history.window.kinds, hosts: history.window.hosts, files: history.window.files }
+          : {}),
       },
       envelope: ctx.cause ?? previewEnvelope(engineIntent, ctx.principal, tenant, taskId, intent.session_id),
       ...(this.d.signer ? { signer: this.d.signer } : {}),

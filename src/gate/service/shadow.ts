@@ -6,7 +6,7 @@ import type { EventLog } from '../../log/log.js';
 import type { Vault } from '../../log/vault.js';
 import type { CompiledPolicy } from '../compile.js';
 import { evaluateWithTrace } from '../evaluate.js';
-import { HISTORY_LIMIT, historyEntry, historyKey, pushBounded } from '../history.js';
+import { HistoryWindow, historyEntry, historyKey } from '../history.js';
 import { isToolKind } from '../kinds.js';
 import { formatProblem } from '../load.js';
 import { preparePolicy } from '../policy.js';
@@ -98,7 +98,7 @@ interface Pending {
 }
 
 interface SessionHistory {
-  entries: HistoryEntry[];
+  window: HistoryWindow;
   untrusted: boolean;
 }
 
@@ -118,8 +118,12 @@ function redecide(
     task: { id: e.execution.task_id },
     envelope: p.envelope,
     frozen: facts.frozen,
-    history: h?.entries ?? [],
-    session: { id: e.execution.session_id, untrusted: (h?.untrusted ?? false) || facts.fromWebhook },
+    history: h?.window.entries ?? [],
+    session: {
+      id: e.execution.session_id,
+      untrusted: (h?.untrusted ?? false) || facts.fromWebhook,
+      ...(h ? { kinds: h.window.kinds, hosts: h.window.hosts, files: h.window.files } : {}),
+    },
   }).decision;
   const rule = GATE_REASONS.has(d.reason_code)
     ? null
@@ -148,7 +152,7 @@ export async function runShadow(deps: ShadowDeps, draft: CompiledPolicy, req: Sh
       const prior = await deps.priorHistory?.(key, Date.parse(since));
       const entries = prior?.entries ?? [];
       const untrusted = prior?.untrustedSince != null || entries.some((e) => e.untrusted);
-      h = { entries: entries.slice(-HISTORY_LIMIT), untrusted };
+      h = { window: new HistoryWindow(entries), untrusted };
       histories.set(key, h);
     }
     return h;
@@ -191,7 +195,7 @@ export async function runShadow(deps: ShadowDeps, draft: CompiledPolicy, req: Sh
       report.evaluated++;
       if (h) {
         const entry = historyEntry(p.intent, before, new Date(p.event.occurred_at));
-        pushBounded(h.entries, entry);
+        h.window.push(entry);
         if (entry.untrusted) h.untrusted = true;
       }
       if (before !== after.decision) addChange(report, p, before, after);
