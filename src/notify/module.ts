@@ -19,6 +19,7 @@ import { compileRoutes } from './routes.js';
 import { compileTemplates, templateEngine } from './templates.js';
 import { reportProgressSchema } from './schema.js';
 import { Notifier } from './service.js';
+import { alertRecipientAttempt, refuseRecipients } from './recipients.js';
 
 /** How often the worker looks for progress digests whose merge window has closed. */
 export const DIGEST_POLL_MS = 1000;
@@ -82,7 +83,14 @@ export function notifyModule(): NotifyModule {
 
     routes(app, services) {
       app.post('/v1/progress', requireRole(services.keys, 'agent'), async (c) => {
-        const body = await readJson(c, reportProgressSchema, services.config.server.body_limit_bytes);
+        const body = await readJson(c, reportProgressSchema, services.config.server.body_limit_bytes).catch(
+          async (err: unknown) => {
+            await refuseRecipients(err, (keys) =>
+              alertRecipientAttempt(running(), services, keys, reportContext(c)),
+            );
+            throw err;
+          },
+        );
         const result = await running().report(body, reportContext(c));
         return c.json(result);
       });
