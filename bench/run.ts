@@ -1,4 +1,5 @@
 import { cpus } from 'node:os';
+import { benchA2A } from './a2a.js';
 import { benchAppend, benchIdleMemory } from './core.js';
 import { benchDelivery } from './delivery.js';
 import { benchGate } from './gate.js';
@@ -28,6 +29,7 @@ const SECTIONS: Record<string, () => Promise<string[]>> = {
   phone: benchPhone,
   reach: benchReach,
   sustained: benchSustained,
+  a2a: benchA2A,
 };
 
 const only = process.argv.slice(2);
