@@ -339,6 +339,49 @@ describe('switchboard mcp over stdio', () => {
     expect(g.seen).toEqual([]);
   }, 30_000);
 
+  it('answers a 2026-07-28 client statelessly on the same stdio server', async () => {
+    const raw = new StdioClientTransport({
+      ...stdioCommand(),
+      env: { PATH: process.env.PATH ?? '', SWITCHBOARD_URL: g.server.url, SWITCHBOARD_KEY: KEYS.agent },
+      stderr: 'pipe',
+    });
+    const answers: Record<string, unknown>[] = [];
+    raw.onmessage = (m) => {
+      answers.push(m as Record<string, unknown>);
+    };
+    await raw.start();
+    try {
+      const _meta = {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+      };
+      // No initialize first: that is the revision.
+      await raw.send({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta } });
+      await raw.send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: {
+          name: 'report_progress',
+          arguments: { stage: 'blocked', summary: 'stdio stateless' },
+          _meta,
+        },
+      });
+      await until(() => (answers.length >= 2 ? true : undefined), 15_000);
+      const byId = Object.fromEntries(
+        answers.map((a) => [String(a.id), a.result as Record<string, unknown>]),
+      );
+      expect(byId['1']).toMatchObject({
+        resultType: 'complete',
+        supportedVersions: ['2026-07-28', '2025-11-25'],
+      });
+      expect(byId['2']).toMatchObject({ resultType: 'complete', structuredContent: { status: 'sent' } });
+      expect(g.seen.at(-1)?.message).toMatchObject({ summary: 'stdio stateless' });
+    } finally {
+      await raw.close();
+    }
+  }, 30_000);
+
   it('returns the approver comment with a reject, and gives the same instructions', async () => {
     g.seen.length = 0;
     const call = client.callTool(

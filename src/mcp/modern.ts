@@ -68,6 +68,18 @@ export class ModernMcp {
 
   constructor(private readonly build: (ctx: ReportContext) => McpServer) {}
 
+  /**
+   * One stateless request on stdio (`switchboard mcp`): no headers to check; the JSON-RPC answer, or
+   * undefined for a notification.
+   */
+  async answer(ctx: ReportContext, body: RpcRequest): Promise<Json | undefined> {
+    const headers = new Headers({ 'mcp-method': body.method });
+    const name = asRecord(body.params)?.name;
+    if (typeof name === 'string') headers.set('mcp-name', name);
+    const res = await this.handle(new Request('http://stdio/mcp', { method: 'POST', headers }), ctx, body);
+    return res.status === 202 ? undefined : ((await res.json()) as Json);
+  }
+
   async handle(req: Request, ctx: ReportContext, body: RpcRequest): Promise<Response> {
     const id = body.id;
     const meta = asRecord(body.params?._meta) ?? {};

@@ -3,6 +3,12 @@ import { mcpResult, mcpToolDef } from '../reach/mcp.js';
 import { Gateway, type GatewayOptions } from './gateway.js';
 import { buildMcpServer, type ExtraTools } from './tools.js';
 import { relayPermissions } from './channel.js';
+import { isModernRequest, ModernMcp } from './modern.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { ReportContext } from '../notify/port.js';
+
+/** On stdio the gateway knows the caller from the key; this names the one in-process client. */
+const STDIO_CALLER: ReportContext = { principal: { name: 'stdio', role: 'agent' }, task_id: null };
 
 /** `switchboard mcp`: a thin MCP server on stdio whose tools call the gateway over HTTP. */
 export async function serveStdio(opts: GatewayOptions): Promise<void> {
@@ -17,13 +23,15 @@ export async function serveStdio(opts: GatewayOptions): Promise<void> {
     call: async (name, args, progress, signal) =>
       mcpResult(await gateway.touch(name, args, signal, (text) => void progress(text).catch(() => {}))),
   };
-  const server = buildMcpServer(
-    {
-      reportProgress: (args) => gateway.reportProgress(args),
-      askApproval: (args, progress, signal) => gateway.askApproval(args, progress, signal),
-    },
-    { extra },
-  );
+  const build = () =>
+    buildMcpServer(
+      {
+        reportProgress: (args) => gateway.reportProgress(args),
+        askApproval: (args, progress, signal) => gateway.askApproval(args, progress, signal),
+      },
+      { extra },
+    );
+  const server = build();
   // Claude Code's permission prompts, relayed to the phone as approvals (channel.ts).
   relayPermissions(
     server,
@@ -32,6 +40,17 @@ export async function serveStdio(opts: GatewayOptions): Promise<void> {
   );
   const transport = new StdioServerTransport();
   await server.connect(transport);
+  // 2026-07-28 clients send no initialize: a request naming that revision in `_meta` is answered
+  // statelessly by the same tools (modern.ts); everything else goes to the 2025-11-25 server.
+  const modern = new ModernMcp(build);
+  const classic = transport.onmessage;
+  transport.onmessage = (message: JSONRPCMessage) => {
+    if (!isModernRequest(message)) return classic?.(message);
+    void modern
+      .answer(STDIO_CALLER, message)
+      .then((answer) => (answer ? transport.send(answer as JSONRPCMessage) : undefined))
+      .catch((err: unknown) => process.stderr.write(`switchboard mcp: ${(err as Error).message}\n`));
+  };
   // stdout belongs to the protocol: nothing else may be printed there while the server runs.
   await new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
