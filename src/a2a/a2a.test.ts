@@ -195,6 +195,35 @@ describe.each(await dialects())('Switchboard as an A2A agent on %s', (dialect) =
     expect(refused.json.error?.code).toBe(-32002);
   });
 
+  it('SubscribeToTask follows a running task until its cancel ends it', async () => {
+    g = await a2aGateway(dialect);
+    skills(g)[0]!.action = nodeSkill('hang');
+    const client = await sdkClient(g.url);
+    const sent = (await client.sendMessage({
+      tenant: '',
+      message: userMessage('follow me'),
+      configuration: {
+        returnImmediately: true,
+        acceptedOutputModes: [],
+        taskPushNotificationConfig: undefined,
+      },
+      metadata: undefined,
+    })) as Task;
+    const states: TaskState[] = [];
+    const followed = (async () => {
+      for await (const frame of client.resubscribeTask({ tenant: '', id: sent.id })) {
+        const p = frame.payload;
+        if (p?.$case === 'task') states.push(p.value.status!.state);
+        if (p?.$case === 'statusUpdate') states.push(p.value.status!.state);
+      }
+    })();
+    await waitFor(() => states.length > 0 || undefined);
+    // Canceled as soon as it is followed: the cancel may overtake the launch, and must not be lost.
+    await client.cancelTask({ tenant: '', id: sent.id, metadata: undefined });
+    await followed;
+    expect(states.at(-1)).toBe(TaskState.TASK_STATE_CANCELED);
+  });
+
   it('speaks the v0.3 names through the SDK compat layer', async () => {
     g = await a2aGateway(dialect);
     const legacy = await sdkClient(g.url, KEYS.agent, true);

@@ -114,6 +114,9 @@ function status(state: TaskState, at: number, message?: Message): TaskStatus {
  * then mirrors what the subscriber records until the task ends.
  */
 export class SkillExecutor implements AgentExecutor {
+  /** Cancels asked for by task id, for a run whose launch was still under way (cleared when it ends). */
+  private readonly canceled = new Map<string, Principal>();
+
   constructor(private readonly d: ExecutorDeps) {}
 
   execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
@@ -159,8 +162,12 @@ export class SkillExecutor implements AgentExecutor {
         launch_key: `a2a:${task.id}`,
       });
       await this.d.db.query(q.linkSwitchboardTask(task.id, view.id));
+      // A cancel that came while the launch was under way found no Switchboard task to stop: stop it now.
+      const by = this.canceled.get(task.id);
+      if (by) await cancelSwitchboardTask(this.d.db, this.d.tasks(), task.id, by);
     } catch (err) {
       ended.stop();
+      this.canceled.delete(task.id);
       const why = `the skill could not be launched: ${(err as Error).message}`;
       const failed = status(
         TaskState.TASK_STATE_FAILED,
@@ -173,6 +180,7 @@ export class SkillExecutor implements AgentExecutor {
       return;
     }
     await ended.done;
+    this.canceled.delete(task.id);
   };
 
   /**
@@ -182,6 +190,7 @@ export class SkillExecutor implements AgentExecutor {
   cancelTask = async (taskId: string): Promise<void> => {
     const by = this.d.cancelers.get(taskId) ?? { name: 'a2a', role: 'admin' as const };
     this.d.cancelers.delete(taskId);
+    this.canceled.set(taskId, by);
     await cancelSwitchboardTask(this.d.db, this.d.tasks(), taskId, by);
   };
 
@@ -213,9 +222,11 @@ export async function cancelSwitchboardTask(
   by: Principal,
 ): Promise<void> {
   const row = (await db.query<q.A2ATaskRow>(q.selectTask(taskId)))[0];
-  if (!row?.sb_task_id || !tasks.cancel) return;
+  // Not linked yet: the launch records its key before anything runs, so the task may be found by it.
+  const sbTaskId = row?.sb_task_id ?? (await tasks.findLaunch?.(`a2a:${taskId}`))?.task.id;
+  if (!sbTaskId || !tasks.cancel) return;
   try {
-    await tasks.cancel(row.sb_task_id, by);
+    await tasks.cancel(sbTaskId, by);
   } catch (err) {
     // An ended task is a conflict: its terminal event is on its way, and the handler then answers
     // TaskNotCancelable from the state it records.
