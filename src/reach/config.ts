@@ -91,6 +91,11 @@ export const toolSchema = z
     estimate_ms: z.number().int().min(0).optional(),
     context: contextSchema,
     redact: z.array(z.enum(PII_KINDS)).default([]),
+    /**
+     * Its results are outside content (a ticket a customer wrote, a page someone else controls): a
+     * session that touches it is `session.untrusted` for history-aware rules (docs/policy.md).
+     */
+    untrusted: z.boolean().default(false),
     sql: sqlSchema.optional(),
     http: httpSchema.optional(),
     command: commandSchema.optional(),

@@ -12,12 +12,22 @@ import type { Tool } from './registry.js';
  */
 
 /** The touch as a gate intent: rules see `tool`, `input`, `action == "reach.sql"`, `resource == "reach:write"`. */
+const REACH_KINDS: Partial<Record<Tool['kind'], GateIntent['kind']>> = {
+  http: 'reach.http',
+  sql: 'reach.sql',
+  command: 'reach.command',
+};
+
 export function intentOf(tool: Tool, params: Record<string, unknown>, c: TouchCaller): GateIntent {
   return {
     tool: tool.name,
     input: params,
     action: `reach.${tool.kind}`,
     resource: `reach:${tool.permission}`,
+    // The canonical kind, so one rule covers every caller (`kind == "reach.sql"`); module and memory
+    // tools have none of their own.
+    kind: REACH_KINDS[tool.kind] ?? 'other',
+    ...(tool.untrusted ? { untrusted: true } : {}),
     event_type: 'agent.touch.requested',
     ...(c.task_id ? { task_id: c.task_id } : {}),
     ...(c.session_id ? { session_id: c.session_id } : {}),

@@ -32,6 +32,8 @@ export interface InProcessTool {
   estimate_ms?: number;
   context?: { mode?: 'raw' | 'summary' | 'head_tail'; keep?: number; max_string?: number };
   redact?: (typeof PII_KINDS)[number][];
+  /** Its results are outside content: a session that touches it is untrusted (docs/policy.md). */
+  untrusted?: boolean;
 }
 
 /** The options part of an in-process tool, checked like a `tools:` entry (unknown keys refused). */
@@ -54,6 +56,7 @@ export const inProcessOptions = z.strictObject({
     })
     .prefault({}),
   redact: z.array(z.enum(PII_KINDS)).default([]),
+  untrusted: z.boolean().default(false),
 });
 
 /** The tools a loaded module exports: its default export and every named export that is a tool. */

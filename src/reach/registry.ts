@@ -44,6 +44,8 @@ export interface Tool {
   estimateMs: number | undefined;
   context: { mode: 'raw' | 'summary' | 'head_tail'; keep: number; max_string: number };
   redact: PiiKind[];
+  /** Its results are outside content: the touch's intent marks the session untrusted. */
+  untrusted: boolean;
   backend: Backend;
 }
 
@@ -198,6 +200,7 @@ export function buildConfigured(tools: Readonly<Record<string, ToolConfig>>, b: 
       estimateMs: t.estimate_ms,
       context: t.context,
       redact: t.redact,
+      untrusted: t.untrusted,
       backend: backendOf(name, t, b),
     };
   });
@@ -230,6 +233,7 @@ export function buildInProcess(raw: unknown, where: string, kind: ToolKind = 'mo
     estimateMs: t.estimate_ms,
     context: t.context,
     redact: t.redact,
+    untrusted: t.untrusted,
     backend: {
       run: async (params, ctx) =>
         run(params, {
