@@ -89,6 +89,11 @@ export interface ApprovalService {
     comment?: string,
     via?: DecisionVia,
   ): Promise<ApprovalView>;
+  /**
+   * Ends a pending approval at once as `expired` (with its event, `reason` in its summary): its hold
+   * ended without a decision (the gateway is stopping). False when it was no longer pending.
+   */
+  withdraw?(id: string, reason: string): Promise<boolean>;
   /** The newest approvals first (the console's inbox and decided list). */
   list?(filter: ApprovalListFilter): Promise<ApprovalDetail[]>;
   /** Signed one-time links for a phone: a GET shows the confirmation page, only its POST decides. */

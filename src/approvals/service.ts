@@ -4,7 +4,7 @@ import { AppError } from '../errors/index.js';
 import { planDigest } from '../envelope/plan.js';
 import type { Principal, Services } from '../kernel/module.js';
 import type { ApprovalRequest, ApprovalService, DecisionVia, ExpiringApproval, PlanRecheck } from './port.js';
-import { one } from '../store/port.js';
+import { one, type Sql } from '../store/port.js';
 import { DEFAULT_APPROVAL_TTL_SECONDS, WAIT_POLL_MS } from './config.js';
 import { type ApprovalLinks, linksFor, type ParsedToken, verifyLink } from './links.js';
 import { recheckPlan } from './recheck.js';
@@ -317,26 +317,36 @@ export class Approvals implements ApprovalService {
     const due = await this.s.db.query<{ id: string }>(q.selectDue(this.s.now(), limit));
     let count = 0;
     for (const { id } of due) {
-      const expired = await this.s.db.tx(async (tx) => {
-        const [row] = await tx.query<q.ApprovalRow>(q.expireApproval(id, this.s.now()));
-        if (!row) return false; // decided, or expired by another replica, in between
-        await this.s.emit(
-          this.followUp(
-            row,
-            'agent.approval.expired',
-            { expires_at: new Date(Number(row.expires_at)).toISOString() },
-            null,
-          ),
-          tx,
-        );
-        return true;
-      });
-      if (expired) {
-        count += 1;
-        this.wake(id);
-      }
+      if (await this.expire(q.expireApproval(id, this.s.now()), id, {})) count += 1;
     }
     return count;
+  }
+
+  /**
+   * Ends a pending approval before its time (`reason` says why, e.g. `gateway_stopping`): its event is
+   * `agent.approval.expired`, so nothing waits on it. False when it was no longer pending.
+   */
+  withdraw(id: string, reason: string): Promise<boolean> {
+    return this.expire(q.withdrawApproval(id, this.s.now()), id, { reason });
+  }
+
+  private async expire(update: Sql, id: string, summary: Record<string, unknown>): Promise<boolean> {
+    const expired = await this.s.db.tx(async (tx) => {
+      const [row] = await tx.query<q.ApprovalRow>(update);
+      if (!row) return false; // decided, or expired by another replica, in between
+      await this.s.emit(
+        this.followUp(
+          row,
+          'agent.approval.expired',
+          { expires_at: new Date(Number(row.expires_at)).toISOString(), ...summary },
+          null,
+        ),
+        tx,
+      );
+      return true;
+    });
+    if (expired) this.wake(id);
+    return expired;
   }
 
   /** Signed links for a phone: a confirmation page and POST targets; see links.ts. */

@@ -100,6 +100,16 @@ export function selectExpiring(after: number, until: number, limit: number, minL
   };
 }
 
+/** Ends a pending approval now, due or not: the hold it belongs to ended without a decision. */
+export function withdrawApproval(id: string, now: number): Sql {
+  return {
+    text: `UPDATE approvals SET state = 'expired', decided_at = $2, version = version + 1
+            WHERE id = $1 AND state = 'pending'
+        RETURNING *`,
+    values: [id, now],
+  };
+}
+
 export function expireApproval(id: string, now: number): Sql {
   return {
     text: `UPDATE approvals SET state = 'expired', decided_at = $2, version = version + 1

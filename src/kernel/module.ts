@@ -60,6 +60,11 @@ export interface Services {
   configSource: string;
   /** Milliseconds since the epoch; injected so tests can move time. */
   now: () => number;
+  /**
+   * Aborted when the server begins to stop, before it waits for requests in flight: a request held on
+   * something slow (a hook waiting for its approval) ends early instead of holding the shutdown.
+   */
+  stopping: AbortSignal;
   /** Appends an event (and its outbox row) using the configured tenant and environment. */
   emit(input: EnvelopeInput, db?: Db): Promise<Envelope>;
 }

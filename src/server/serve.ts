@@ -22,10 +22,12 @@ export async function startServer(
   opts: BuildOptions & { modules?: readonly Module[] } = {},
 ): Promise<RunningServer> {
   const modules = opts.modules ?? allModules();
+  const stopping = new AbortController();
   // Every app module's tables exist even when a test runs a few modules, as they always have.
   const services = await buildServices(config, {
     migrations: appMigrations(withAppModules(modules)),
     ...opts,
+    stopping: stopping.signal,
   });
   const kernel = new Kernel(services, modules);
   const app = createApp(services, kernel);
@@ -55,9 +57,11 @@ export async function startServer(
     );
   }
 
-  let stopping: Promise<void> | undefined;
+  let draining: Promise<void> | undefined;
   const stop = () => {
-    stopping ??= (async () => {
+    draining ??= (async () => {
+      // Held hooks end now with no decision, so the close below is not kept waiting by them.
+      stopping.abort();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Idle keep-alive sockets would hold close() open until they time out.
       (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
@@ -67,7 +71,7 @@ export async function startServer(
       await services.db.close();
       services.logger.flush?.();
     })();
-    return stopping;
+    return draining;
   };
   return { app, services, kernel, url, port, stop };
 }

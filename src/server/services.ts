@@ -25,6 +25,8 @@ export interface BuildOptions {
   defaultMetrics?: boolean;
   /** The migrations to bring an opened store to (default: the log's and every app module's). */
   migrations?: MigrationFolder[];
+  /** Aborted when the server begins to stop (`Services.stopping`); by default never. */
+  stopping?: AbortSignal;
 }
 
 /** Opens the store, the vault key and the log; everything a module needs, built once. */
@@ -66,6 +68,7 @@ export async function buildServices(config: CoreConfig, opts: BuildOptions = {})
     keys,
     configSource: opts.configSource ?? 'built-in defaults',
     now,
+    stopping: opts.stopping ?? new AbortController().signal,
     async emit(input: EnvelopeInput, tx?: Db) {
       const env = await log.append(input, tx);
       metrics.eventsAppended.inc({ type: env.type });

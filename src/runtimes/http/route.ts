@@ -1,9 +1,10 @@
 import type { Context } from 'hono';
+import type { ApprovalView } from '../../approvals/port.js';
 import type { Envelope, EnvelopeInput } from '../../envelope/index.js';
 import { causedBy, readJsonText } from '../../envelope/index.js';
 import { AppError } from '../../errors/index.js';
 import { BRIDGE_HEADER, DEADLINE_HEADER } from './protocol.js';
-import { GATE_UNAVAILABLE, failsClosed, unavailableDecision } from './fail-closed.js';
+import { GATE_UNAVAILABLE, START_GATEWAY_HINT, failsClosed, unavailableDecision } from './fail-closed.js';
 import { readBody } from '../../kernel/body.js';
 import type { AppEnv, Principal } from '../../kernel/module.js';
 import type { RuntimesDeps } from '../module.js';
@@ -193,14 +194,47 @@ async function decide(
   if (decision.decision === 'require_approval' && decision.approval_id && s.approvals) {
     const ms = holdMs(adapter, opts.waitSeconds, opts.bridgeDeadlineMs);
     if (ms > 0) {
-      const view = await s.approvals.wait(decision.approval_id, ms, opts.signal).catch((err: unknown) => {
-        s.logger.warn({ err, approval_id: decision.approval_id }, 'hook: waiting for the approval failed');
+      const id = decision.approval_id;
+      const view = await s.approvals.wait(id, ms, holdSignal(s, opts)).catch((err: unknown) => {
+        s.logger.warn({ err, approval_id: id }, 'hook: waiting for the approval failed');
         return undefined;
       });
+      if (await endedByShutdown(s, id, view)) return stoppingDecision(id);
       decision = afterWait(decision, view);
     }
   }
   return decision;
+}
+
+const GATEWAY_STOPPING = 'GATEWAY_STOPPING';
+
+/** A hold ends when the runtime hangs up or when the gateway begins to stop, whichever comes first. */
+function holdSignal(s: RuntimesDeps, opts: DecideOptions): AbortSignal {
+  return AbortSignal.any([opts.signal, s.stopping]);
+}
+
+/**
+ * The gateway is stopping while the approval is still pending: it is withdrawn (expired, with its
+ * event), so no `pending` approval outlives the hold nobody will answer now.
+ */
+async function endedByShutdown(s: RuntimesDeps, id: string, view: ApprovalView | undefined) {
+  if (!s.stopping.aborted || view?.state !== 'pending') return false;
+  await s.approvals?.withdraw?.(id, 'gateway_stopping').catch((err: unknown) => {
+    s.logger.warn({ err, approval_id: id }, 'hook: could not withdraw the approval of a held hook');
+  });
+  return true;
+}
+
+/**
+ * No decision, not a deny: the runtime's own desk dialog (Claude Code `ask`), as when the gateway is
+ * down; a runtime without one gets its fail-closed answer (src/runtimes/http/fail-closed.ts).
+ */
+function stoppingDecision(id: string): Decision {
+  return {
+    decision: 'require_approval',
+    reason_code: GATEWAY_STOPPING,
+    reason: `the gateway is stopping, so approval ${id} was withdrawn undecided; ${START_GATEWAY_HINT}`,
+  };
 }
 
 /**
@@ -229,7 +263,10 @@ async function toPhone(
       maxHoldMs: holdMs(adapter, undefined, opts.bridgeDeadlineMs),
     });
     if (!escalated) return null;
-    const view = await approvals.wait(escalated.approval_id, escalated.hold_ms, opts.signal);
+    const id = escalated.approval_id;
+    const view = await approvals.wait(id, escalated.hold_ms, holdSignal(s, opts));
+    // Stopping: the prompt stays at the desk (no decision), and the phone's approval is withdrawn.
+    if (await endedByShutdown(s, id, view)) return null;
     return afterPhone(view);
   } catch (err) {
     s.logger.warn(
