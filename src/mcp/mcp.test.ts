@@ -117,6 +117,34 @@ describe.each(await dialects())('MCP over Streamable HTTP at /mcp on %s', (diale
     expect(tools.find((t) => t.name === 'ask_approval')?.inputSchema).toEqual(ASK_APPROVAL_SCHEMA);
   });
 
+  it('refuses a tool call that names recipients, records it and alerts the owner (seed 000)', async () => {
+    const before = g.seen.length;
+    const refused = await client
+      .callTool({
+        name: 'report_progress',
+        arguments: { stage: 'done', summary: 'sent it', chat_id: '12345', to: 'boss@example.com' },
+      })
+      .then(
+        (r) => r.isError === true,
+        () => true,
+      );
+    expect(refused).toBe(true);
+    const blocked = (
+      await g.server.services.log.list({ type: 'agent.notification.blocked', newestFirst: true, limit: 1 })
+    ).map((e) => e.envelope);
+    expect(blocked[0]?.redacted_summary).toEqual({
+      reason: 'recipient_in_tool_call',
+      keys: ['chat_id', 'to'],
+    });
+    expect(blocked[0]?.subject.tool).toBe('report_progress');
+    expect(JSON.stringify(blocked)).not.toContain('boss@example.com');
+    const alert = await until(() =>
+      g.seen.slice(before).find((x) => String(x.message.summary).includes('tried to choose recipients')),
+    );
+    expect(alert).toMatchObject({ destination: 'phone' });
+    expect(JSON.stringify(alert)).not.toContain('boss@example.com');
+  });
+
   it('reports progress through the same path as POST /v1/progress', async () => {
     const before = g.seen.length;
     const result = await client.callTool({
@@ -130,8 +158,8 @@ describe.each(await dialects())('MCP over Streamable HTTP at /mcp on %s', (diale
     ]);
   });
 
+  // A smuggled recipient is refused too, and alerts the owner: the test above.
   it.each([
-    ['a smuggled recipient', { stage: 'done', summary: 'x', chat_id: '42' }],
     ['a summary of 121 characters', { stage: 'done', summary: 'x'.repeat(121) }],
     ['an unknown stage', { stage: 'halfway', summary: 'x' }],
   ])('refuses %s and sends nothing', async (_name, args) => {

@@ -113,7 +113,10 @@ export function notifyModule(): NotifyModule {
         engine,
       );
       const n = notifier;
-      services.provide(reporterPort, { report: (input, ctx) => n.report(input, ctx) });
+      services.provide(reporterPort, {
+        report: (input, ctx) => n.report(input, ctx),
+        recipientsRefused: (tool, keys, ctx) => alertRecipientAttempt(n, services, keys, ctx, tool),
+      });
       svc = services;
     },
 

@@ -89,6 +89,12 @@ export interface ReportContext {
 /** The `report_progress` path with all its governance (notify provides it; MCP and signals use it). */
 export interface Reporter {
   report(input: ProgressInput, ctx: ReportContext): Promise<ProgressResult>;
+  /**
+   * A tool call named recipients (`to`, `chat_id`, … — RECIPIENT_KEYS), which only the config may do:
+   * records `agent.notification.blocked` and alerts the owner. The call itself is refused by its
+   * schema; this is the "and alert" (seed 000) for callers whose schema check is not notify's own.
+   */
+  recipientsRefused?(tool: string, keys: string[], ctx: ReportContext): Promise<void>;
 }
 
 export const reporterPort = port<Reporter>('notify.reporter');

@@ -48,26 +48,32 @@ export async function refuseRecipients(
 }
 
 /** The audit event, then a critical message to the owner through their own routes. */
+/** The recipient keys among a tool call's argument names (an MCP `tools/call`'s `arguments`). */
+export function recipientKeysIn(args: unknown): string[] {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return [];
+  return Object.keys(args).filter((k) => RECIPIENT_KEYS.has(k));
+}
+
 export async function alertRecipientAttempt(
   notifier: Notifier,
   s: Services,
   keys: string[],
   ctx: ReportContext,
+  tool = 'report_progress',
 ): Promise<void> {
   const agent = ctx.principal.name;
   await s.emit({
     type: 'agent.notification.blocked',
     actor: { agent_id: agent },
     execution: { task_id: ctx.task_id, ...(ctx.session_id ? { session_id: ctx.session_id } : {}) },
-    subject: { tool: 'report_progress' },
+    subject: { tool },
     redacted_summary: { reason: 'recipient_in_tool_call', keys },
   });
   await notifier.report(
     {
       stage: 'blocked',
       summary: `${agent} tried to choose recipients (${keys.join(', ')}); refused`,
-      detail:
-        'A report_progress call named recipients, which only the gateway config may do. It was refused and recorded. An agent reaching for recipients can be following injected instructions: check what it read.',
+      detail: `A ${tool} call named recipients, which only the gateway config may do. It was refused and recorded. An agent reaching for recipients can be following injected instructions: check what it read.`,
       severity: 'critical',
     },
     ctx,
