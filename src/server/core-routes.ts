@@ -4,6 +4,7 @@ import { AppError } from '../errors/index.js';
 import { bearer, requireRole } from '../kernel/auth.js';
 import { kernelPort } from '../kernel/kernel.js';
 import { defineModule, type AppEnv } from '../kernel/module.js';
+import { activityLogSubscriber } from './activity-log.js';
 import { openApiDocument } from './openapi.js';
 
 const READY_TIMEOUT_MS = 2000;
@@ -17,6 +18,7 @@ export function coreModule() {
   return defineModule({
     name: 'core',
     requires: { kernel: kernelPort },
+    subscribers: (s) => [activityLogSubscriber(s.logger)],
     routes(app, s) {
       app.get('/healthz', (c) => c.json({ status: 'ok' }));
 
