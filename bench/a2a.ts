@@ -173,7 +173,7 @@ async function durable(dir: string, url: string, rx: ReturnType<typeof receiver>
         const eventId = newId('event');
         const s = update(taskId).payload;
         if (s?.$case !== 'statusUpdate') continue;
-        const payload: PushPayload = { eventId, taskId, configId: 'c', body: pushBody(s.value) };
+        const payload: PushPayload = { eventId, taskId, configId: 'c', body: pushBody(s) };
         await svc.enqueue(tx, {
           eventId,
           destination: `${PUSH_TYPE}:${taskId}/c`,

@@ -1,14 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Task, TaskState } from '@a2a-js/sdk';
+import { type Artifact, type Task, TaskState } from '@a2a-js/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
+import { notifyModule } from '../notify/module.js';
 import { KEYS } from '../server/testing.js';
 import { dialects } from '../store/testing.js';
 import {
   type A2AGateway,
   OTHER_KEY,
   a2aGateway,
+  defaultModules,
   nodeSkill,
+  REPORTS,
   sdkClient,
   skills,
   userMessage,
@@ -144,6 +147,46 @@ describe.each(await dialects())('Switchboard as an A2A agent on %s', (dialect) =
     expect(states[0]).toBe(TaskState.TASK_STATE_SUBMITTED);
     expect(states).toContain(TaskState.TASK_STATE_WORKING);
     expect(states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it("a launched agent's report_progress is the status message, its done report the task's artifact", async () => {
+    g = await a2aGateway(dialect, { modules: [...defaultModules(), notifyModule()] });
+    skills(g)[0]!.action = nodeSkill('report');
+    const client = await sdkClient(g.url);
+    const messages: string[] = [];
+    const artifacts: Artifact[] = [];
+    let taskId = '';
+    for await (const frame of client.sendMessageStream({
+      tenant: '',
+      message: userMessage('review and report'),
+      configuration: undefined,
+      metadata: undefined,
+    })) {
+      const p = frame.payload;
+      if (p?.$case === 'task') taskId = p.value.id;
+      if (p?.$case === 'statusUpdate') {
+        const part = p.value.status!.message?.parts[0]?.content;
+        if (part?.$case === 'text') messages.push(`${p.value.status!.state}:${part.value}`);
+      }
+      if (p?.$case === 'artifactUpdate') artifacts.push(p.value.artifact!);
+    }
+
+    expect(messages).toContain(`${TaskState.TASK_STATE_WORKING}:${REPORTS[0]!.summary}`);
+    const expected = [
+      { content: { $case: 'text', value: REPORTS[1]!.summary } },
+      { content: { $case: 'url', value: REPORTS[1]!.artifact } },
+    ];
+    expect(artifacts).toHaveLength(1);
+    expect(artifacts[0]!.parts).toMatchObject(expected);
+    const task = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
+    expect(task.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(task.artifacts).toHaveLength(1);
+    expect(task.artifacts[0]!.parts).toMatchObject(expected);
+    // The reports were the Switchboard task's own (its task-scoped key), recorded in the log.
+    const reports = (await g.gateway.services.log.list({})).filter(
+      (e) => e.envelope.type === 'agent.progress.reported',
+    );
+    expect(reports).toHaveLength(2);
   });
 
   it('CancelTask stops the process group; cancelling a completed task is TaskNotCancelable', async () => {

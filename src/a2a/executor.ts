@@ -2,6 +2,7 @@ import {
   type Message,
   type Part,
   type Task,
+  type TaskArtifactUpdateEvent,
   TaskState,
   type TaskStatus,
   type TaskStatusUpdateEvent,
@@ -22,8 +23,13 @@ import { isTerminal } from './states.js';
 import { type A2ATaskStore, principalOf } from './store.js';
 import * as q from './sql.js';
 
-/** A status change of one A2A task, as the task-event subscriber saw it commit. */
-export type Update = TaskStatusUpdateEvent;
+/**
+ * A change of one A2A task as the subscriber saw it commit: a new status (a task event, a progress
+ * report) or a new artifact (a `done` report). The shape of a `StreamResponse` payload.
+ */
+export type Update =
+  | { $case: 'statusUpdate'; value: TaskStatusUpdateEvent }
+  | { $case: 'artifactUpdate'; value: TaskArtifactUpdateEvent };
 
 /**
  * Live status changes by A2A task id, for the runs waiting in this process (a blocking SendMessage, a
@@ -43,7 +49,7 @@ export class Updates {
   }
 
   emit(u: Update): void {
-    for (const fn of this.listeners.get(u.taskId) ?? []) fn(u);
+    for (const fn of this.listeners.get(u.value.taskId) ?? []) fn(u);
   }
 
   /** The gateway is stopping: every waiter returns (the task goes on; its row keeps its state). */
@@ -199,8 +205,9 @@ export class SkillExecutor implements AgentExecutor {
     let stop = () => {};
     const done = new Promise<void>((resolve) => {
       const off = this.d.updates.listen(taskId, (u) => {
-        if (u) bus.publish(AgentEvent.statusUpdate(u));
-        if (!u || isTerminal(u.status?.state)) {
+        if (u?.$case === 'statusUpdate') bus.publish(AgentEvent.statusUpdate(u.value));
+        if (u?.$case === 'artifactUpdate') bus.publish(AgentEvent.artifactUpdate(u.value));
+        if (!u || (u.$case === 'statusUpdate' && isTerminal(u.value.status?.state))) {
           off();
           resolve();
         }

@@ -11,7 +11,17 @@ import { KEYS } from '../server/testing.js';
 import { dialects } from '../store/testing.js';
 import { tasksModule } from '../tasks/module.js';
 import { a2aModule } from './module.js';
-import { type A2AGateway, a2aGateway, sdkClient, userMessage, waitFor } from './testing.js';
+import { notifyModule } from '../notify/module.js';
+import {
+  type A2AGateway,
+  a2aGateway,
+  nodeSkill,
+  REPORTS,
+  sdkClient,
+  skills,
+  userMessage,
+  waitFor,
+} from './testing.js';
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -191,6 +201,57 @@ describe.each(await dialects())('A2A push notifications on %s', (dialect) => {
     await waitFor(() => got.some((x) => x.body.includes('TASK_STATE_COMPLETED')) || undefined);
     expect(new Set(got.map((x) => x.headers.authorization))).toEqual(new Set(['Basic dXNlcjpwYXNz']));
     expect(got[0]!.headers['x-a2a-notification-token']).toBeUndefined();
+  });
+
+  it("pushes a launched agent's progress as a status message and its done report as an artifactUpdate", async () => {
+    r = await receiver(0);
+    g = await a2aGateway(dialect, {
+      modules: [...modules(), notifyModule()],
+      config: { egress: { allow: ['127.0.0.1'] } },
+    });
+    skills(g)[0]!.action = nodeSkill('report');
+    const client = await sdkClient(g.url);
+    await client.sendMessage({
+      tenant: '',
+      message: userMessage('review and report'),
+      configuration: {
+        returnImmediately: false,
+        acceptedOutputModes: [],
+        taskPushNotificationConfig: {
+          tenant: '',
+          id: '',
+          taskId: '',
+          url: r.url,
+          token: '',
+          authentication: undefined,
+        },
+      },
+      metadata: undefined,
+    });
+    const got = r.got;
+    const bodies = await waitFor(() => {
+      const all = got.map((x) => JSON.parse(x.body) as Record<string, Record<string, unknown>>);
+      return all.some((b) => b.artifactUpdate) &&
+        all.some((b) => b.statusUpdate && JSON.stringify(b).includes(REPORTS[0]!.summary))
+        ? all
+        : undefined;
+    });
+    const progress = bodies.find((b) => JSON.stringify(b).includes(REPORTS[0]!.summary))!;
+    expect(progress.statusUpdate).toMatchObject({
+      status: {
+        state: 'TASK_STATE_WORKING',
+        message: { role: 'ROLE_AGENT', parts: [{ text: REPORTS[0]!.summary }] },
+      },
+    });
+    const artifact = bodies.find((b) => b.artifactUpdate)!;
+    expect(Object.keys(artifact)).toEqual(['artifactUpdate']);
+    expect(artifact.artifactUpdate).toMatchObject({
+      artifact: { parts: [{ text: REPORTS[1]!.summary }, { url: REPORTS[1]!.artifact }] },
+      lastChunk: true,
+    });
+    // Every push has its own event id: the report's, or the task event's.
+    const ids = got.map((x) => String(x.headers['x-switchboard-event-id']));
+    expect(new Set(ids).size).toBe(ids.length);
   });
 
   it('creates, gets, lists and deletes push configs; credentials are never read back', async () => {

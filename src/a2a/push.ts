@@ -1,9 +1,4 @@
-import {
-  A2A_CONTENT_TYPE,
-  StreamResponse,
-  type TaskPushNotificationConfig,
-  type TaskStatusUpdateEvent,
-} from '@a2a-js/sdk';
+import { A2A_CONTENT_TYPE, StreamResponse, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { SendDeps, SendResult } from '../channels/index.js';
 import type { DeliveryPort, DynamicSender } from '../delivery/port.js';
@@ -12,6 +7,7 @@ import type { Envelope } from '../envelope/index.js';
 import type { Message } from '../notify/port.js';
 import type { Vault } from '../log/vault.js';
 import type { Db } from '../store/port.js';
+import type { Update } from './executor.js';
 import type { SigningKeys } from './keys.js';
 import { isTerminal } from './states.js';
 import * as q from './sql.js';
@@ -59,9 +55,9 @@ export async function checkPushConfig(
     refuse('url', `refused by the egress guard (${verdict.reason}): ${verdict.detail}`);
 }
 
-/** A task's status change as the body of a push: a v1.0 `StreamResponse` in ProtoJSON. */
-export function pushBody(update: TaskStatusUpdateEvent): string {
-  return JSON.stringify(StreamResponse.toJSON({ payload: { $case: 'statusUpdate', value: update } }));
+/** A task's change (status or artifact) as the body of a push: a v1.0 `StreamResponse` in ProtoJSON. */
+export function pushBody(update: Update): string {
+  return JSON.stringify(StreamResponse.toJSON({ payload: update }));
 }
 
 /**
@@ -73,7 +69,7 @@ export async function enqueuePushes(
   tx: Db,
   delivery: DeliveryPort,
   row: q.A2ATaskRow,
-  update: TaskStatusUpdateEvent,
+  update: Update,
   event: Envelope,
 ): Promise<void> {
   const configs = await tx.query<q.PushConfigRow>(q.selectPushConfigs(row.id));
@@ -86,7 +82,7 @@ export async function enqueuePushes(
       destination: `${PUSH_TYPE}:${row.id}/${c.id}`,
       // Not a channel Message: the delivery engine hands a dynamic sender its payload as stored.
       message: payload as unknown as Message,
-      priority: isTerminal(update.status?.state) ? 'high' : 'normal',
+      priority: update.$case === 'statusUpdate' && isTerminal(update.value.status?.state) ? 'high' : 'normal',
     });
   }
 }

@@ -73,6 +73,11 @@ export function selectTaskByCause(causeEventId: string): Sql {
   return sql('SELECT * FROM a2a_tasks WHERE cause_event_id = $1', causeEventId);
 }
 
+/** The A2A task a Switchboard task runs (a progress report names only the latter). */
+export function selectTaskBySwitchboardTask(sbTaskId: string): Sql {
+  return sql('SELECT * FROM a2a_tasks WHERE sb_task_id = $1', sbTaskId);
+}
+
 export function linkSwitchboardTask(id: string, sbTaskId: string): Sql {
   return sql('UPDATE a2a_tasks SET sb_task_id = $2 WHERE id = $1', id, sbTaskId);
 }

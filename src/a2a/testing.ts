@@ -19,10 +19,22 @@ import { a2aModule } from './module.js';
 
 /** Test helpers for the a2a suites (not shipped behaviour). */
 
+/**
+ * What a `report` skill posts with its task-scoped key (SWITCHBOARD_KEY) to SWITCHBOARD_URL's
+ * `POST /v1/progress`, in order, before it exits 0.
+ */
+export const REPORTS = [
+  { stage: 'progress', summary: 'read the diff, 2 files' },
+  { stage: 'done', summary: 'no findings', artifact: 'https://ci.example/review/42' },
+];
+
+const postReports = `(async () => { for (const r of ${JSON.stringify(REPORTS)}) { const res = await fetch(new URL('/v1/progress', process.env.SWITCHBOARD_URL), { method: 'POST', headers: { authorization: 'Bearer ' + process.env.SWITCHBOARD_KEY, 'content-type': 'application/json' }, body: JSON.stringify(r) }); if (!res.ok) { process.stderr.write('progress ' + res.status); process.exit(4); } } process.exit(0); })().catch((e) => { process.stderr.write(String(e)); process.exit(5); })`;
+
 /** A skill action that is a real process: reads its input from stdin, then `mode` decides. */
-export function nodeSkill(mode: 'ok' | 'fail' | 'hang', pidFile?: string) {
+export function nodeSkill(mode: 'ok' | 'fail' | 'hang' | 'report', pidFile?: string) {
   const atEnd = {
     ok: "process.stdout.write('reviewed: ' + input.length + ' chars'); process.exit(0)",
+    report: postReports,
     fail: "process.stderr.write('no'); process.exit(3)",
     hang: 'setInterval(() => {}, 1000)',
   }[mode];
@@ -33,6 +45,11 @@ export function nodeSkill(mode: 'ok' | 'fail' | 'hang', pidFile?: string) {
     command: [process.execPath, '-e', script],
     ...(pidFile ? { env: { PID_FILE: pidFile } } : {}),
   };
+}
+
+/** The modules an A2A gateway runs unless a test names its own. */
+export function defaultModules(): Module[] {
+  return [coreModule(), deliveryModule(), tasksModule({ runSupervisor: false }), a2aModule()];
 }
 
 export interface A2AGateway extends TestGateway {
@@ -65,12 +82,7 @@ export async function a2aGateway(
       },
       ...opts.config,
     },
-    modules: opts.modules ?? [
-      coreModule(),
-      deliveryModule(),
-      tasksModule({ runSupervisor: false }),
-      a2aModule(),
-    ],
+    modules: opts.modules ?? defaultModules(),
   });
   return { ...g, url: g.gateway.url, workDir };
 }

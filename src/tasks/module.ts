@@ -74,7 +74,7 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
         logger: s.logger,
         config: cfg,
         workDir: resolve(cfg.work_dir ?? join(s.config.data_dir, 'tasks')),
-        publicUrl: publicUrl(s),
+        publicUrl: () => publicUrl(s),
         poster: opts.poster ?? egressPoster(egress),
         bootId: opts.bootId ?? randomUUID(),
         ...(opts.env ? { env: opts.env } : {}),

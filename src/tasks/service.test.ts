@@ -341,7 +341,7 @@ describe.each(await dialects())('approvals and restarts (%s)', (dialect) => {
       logger: s.logger,
       config: parseTasksConfig({ work_dir: h.workDir }),
       workDir: h.workDir,
-      publicUrl: 'http://127.0.0.1:8787',
+      publicUrl: () => 'http://127.0.0.1:8787',
       poster: async () => ({ status: 500 }),
       bootId: 'the-next-boot',
     });

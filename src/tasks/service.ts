@@ -33,8 +33,11 @@ export interface RunnerDeps {
   config: TasksConfig;
   /** Per-task directories (input file, logs) are created under it. */
   workDir: string;
-  /** What SWITCHBOARD_URL tells a launched agent. */
-  publicUrl: string;
+  /**
+   * What SWITCHBOARD_URL tells a launched agent, read at each launch: the address is known only once
+   * the server listens (port 0), and `server.public_url` may be reloaded.
+   */
+  publicUrl: () => string;
   poster: Poster;
   /** Identifies this gateway process; a task row with another boot id was started by an earlier one. */
   bootId: string;
@@ -104,7 +107,7 @@ export class TaskRunner implements TaskService {
     const a = req.action;
     if (a.type === 'http') {
       const id = newId('task', this.deps.now());
-      return q.toView(await launchHttp(this.store, this.deps.poster, this.deps.publicUrl, req, a, id));
+      return q.toView(await launchHttp(this.store, this.deps.poster, this.deps.publicUrl(), req, a, id));
     }
     if (a.type === 'notify') return q.toView(await launchNotify(this.store, req, a));
     const vars = trustedVars(req.trusted);
@@ -368,7 +371,7 @@ export class TaskRunner implements TaskService {
     return {
       ...env,
       ...extra,
-      SWITCHBOARD_URL: this.deps.publicUrl,
+      SWITCHBOARD_URL: this.deps.publicUrl(),
       SWITCHBOARD_TASK_ID: id,
       SWITCHBOARD_KEY: secret,
       SWITCHBOARD_INPUT_FILE: inputFile,
