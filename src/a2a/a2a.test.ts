@@ -1,8 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Artifact, type Task, TaskState } from '@a2a-js/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { notifyModule } from '../notify/module.js';
+import { type TaskService, tasksPort } from '../tasks/port.js';
 import { KEYS } from '../server/testing.js';
 import { dialects } from '../store/testing.js';
 import {
@@ -187,6 +189,77 @@ describe.each(await dialects())('Switchboard as an A2A agent on %s', (dialect) =
       (e) => e.envelope.type === 'agent.progress.reported',
     );
     expect(reports).toHaveLength(2);
+  });
+
+  it("a second message in a context resumes the first task's session as a new task of that context", async () => {
+    // The resume command: records the session it was given (argv) and the message (stdin), then ends.
+    const resumeScript =
+      "let m = ''; process.stdin.on('data', (d) => (m += d)); process.stdin.on('end', () => { require('fs').writeFileSync(process.argv[1], process.argv[2] + '\\n' + m); process.exit(0); });";
+    const outFile = join(mkdtempSync(join(tmpdir(), 'sb-a2a-resume-')), 'resumed.txt');
+    g = await a2aGateway(dialect, {
+      tasks: { resume: { 'claude-code': [process.execPath, '-e', resumeScript, outFile, '{{session_id}}'] } },
+      a2a: {
+        skills: [
+          {
+            id: 'review',
+            name: 'Review',
+            description: 'Reviews',
+            action: { ...nodeSkill('ok'), runtime: 'claude-code' },
+          },
+        ],
+      },
+    });
+    const client = await sdkClient(g.url);
+    const first = (await client.sendMessage({
+      tenant: '',
+      message: userMessage('review this'),
+      configuration: undefined,
+      metadata: undefined,
+    })) as Task;
+    expect(first.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    // The agent's hooks tell the tasks module its session, as a runtime's hook does.
+    const tasks = g.gateway.kernel.ports.get(tasksPort) as TaskService;
+    const [sbTask] = await tasks.list!({ limit: 10 });
+    await tasks.touch(sbTask!.id, { session_id: 'sess-0123456789', runtime: 'claude-code' });
+    // Naming the ended task (and its context): the next turn is a new task of the same context.
+    const follow = {
+      ...userMessage('now check the tests too'),
+      taskId: first.id,
+      contextId: first.contextId,
+    };
+    const second = (await client.sendMessage({
+      tenant: '',
+      message: follow,
+      configuration: undefined,
+      metadata: undefined,
+    })) as Task;
+    expect(second.id).not.toBe(first.id);
+    expect(second.contextId).toBe(first.contextId);
+    expect(second.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const resumed = readFileSync(outFile, 'utf8');
+    expect(resumed.split('\n')[0]).toBe('sess-0123456789');
+    expect(resumed).toContain('now check the tests too');
+    // The same Switchboard task ran again (no second launch), and the log says so.
+    expect((await tasks.list!({ limit: 10 })).map((t) => t.id)).toEqual([sbTask!.id]);
+    const types = (await g.gateway.services.log.list({})).map((e) => e.envelope.type);
+    expect(types).toContain('agent.task.resumed');
+    // The context alone (no task id) continues it too.
+    const third = (await client.sendMessage({
+      tenant: '',
+      message: { ...userMessage('and the docs'), contextId: first.contextId },
+      configuration: undefined,
+      metadata: undefined,
+    })) as Task;
+    expect(third.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(readFileSync(outFile, 'utf8')).toContain('and the docs');
+    const context = await client.listTasks({
+      tenant: '',
+      contextId: first.contextId,
+      status: 0,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+    });
+    expect(context.tasks.map((t) => t.id)).toEqual([third.id, second.id, first.id]);
   });
 
   it('CancelTask stops the process group; cancelling a completed task is TaskNotCancelable', async () => {

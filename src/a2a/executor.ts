@@ -20,7 +20,7 @@ import type { Db } from '../store/port.js';
 import type { TaskService } from '../tasks/port.js';
 import type { A2ASkill } from './config.js';
 import { isTerminal } from './states.js';
-import { type A2ATaskStore, principalOf } from './store.js';
+import { type A2ATaskStore, principalOf, taskFromRow } from './store.js';
 import * as q from './sql.js';
 
 /**
@@ -130,7 +130,9 @@ export class SkillExecutor implements AgentExecutor {
     const principal = principalOf(ctx.context);
     const user = ctx.userMessage;
     const now = this.d.now();
-    const task: Task = {
+    const resumes = await this.sessionToResume(ctx, principal, skill.id);
+    // An input-required task continues as itself (the SDK has added the message to its history).
+    const task: Task = ctx.task ?? {
       id: ctx.taskId,
       contextId: ctx.contextId,
       status: status(TaskState.TASK_STATE_SUBMITTED, now),
@@ -147,15 +149,33 @@ export class SkillExecutor implements AgentExecutor {
           actor: { user_id: principal.name },
           payload_ref: sealed.ref,
           payload_digest: sealed.digest,
-          redacted_summary: { a2a_task_id: task.id, context_id: task.contextId, skill: skill.id },
+          redacted_summary: {
+            a2a_task_id: task.id,
+            context_id: task.contextId,
+            skill: skill.id,
+            ...(resumes ? { resumes_task_id: resumes } : {}),
+          },
         },
         tx,
       );
-      await this.d.store.write(tx, task, principal.name, cause.event_id);
+      if (!ctx.task) await this.d.store.write(tx, task, principal.name, cause.event_id);
+      // Linked before the resume starts, so the resumed run's events find this task (the newest).
+      if (resumes) await tx.query(q.linkSwitchboardTask(task.id, resumes));
       return { cause, sealed };
     });
     const ended = this.waitForEnd(task.id, bus);
     bus.publish(AgentEvent.task(task));
+    if (resumes) {
+      try {
+        await this.d.tasks().resume(resumes, text, principal);
+      } catch (err) {
+        ended.stop();
+        this.fail(bus, task, `the session could not be resumed: ${(err as Error).message}`);
+        return;
+      }
+      await ended.done;
+      return;
+    }
     try {
       const view = await this.d.tasks().launch({
         trigger_id: `a2a.${skill.id}`,
@@ -174,20 +194,43 @@ export class SkillExecutor implements AgentExecutor {
     } catch (err) {
       ended.stop();
       this.canceled.delete(task.id);
-      const why = `the skill could not be launched: ${(err as Error).message}`;
-      const failed = status(
-        TaskState.TASK_STATE_FAILED,
-        this.d.now(),
-        agentMessage(task.id, task.contextId, why),
-      );
-      bus.publish(
-        AgentEvent.statusUpdate({ taskId: task.id, contextId: task.contextId, status: failed, metadata: {} }),
-      );
+      this.fail(bus, task, `the skill could not be launched: ${(err as Error).message}`);
       return;
     }
     await ended.done;
     this.canceled.delete(task.id);
   };
+
+  private fail(bus: ExecutionEventBus, task: Task, why: string): void {
+    const failed = status(
+      TaskState.TASK_STATE_FAILED,
+      this.d.now(),
+      agentMessage(task.id, task.contextId, why),
+    );
+    bus.publish(
+      AgentEvent.statusUpdate({ taskId: task.id, contextId: task.contextId, status: failed, metadata: {} }),
+    );
+  }
+
+  /**
+   * The Switchboard task whose session this message continues: the input-required task it names, or
+   * the newest task of its context when that ran the same skill. A new context launches afresh.
+   */
+  private async sessionToResume(
+    ctx: RequestContext,
+    principal: Principal,
+    skillId: string,
+  ): Promise<string | undefined> {
+    if (ctx.task)
+      return (await this.d.db.query<q.A2ATaskRow>(q.selectTask(ctx.task.id)))[0]?.sb_task_id ?? undefined;
+    const latest = (
+      await this.d.db.query<q.A2ATaskRow>(
+        q.listTasks({ owner: principal.name, contextId: ctx.contextId, limit: 1 }),
+      )
+    )[0];
+    if (!latest?.sb_task_id || taskFromRow(latest).metadata?.skill !== skillId) return undefined;
+    return latest.sb_task_id;
+  }
 
   /**
    * The handler checked the caller may cancel; stopping the Switchboard task (process group included)

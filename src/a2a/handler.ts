@@ -1,9 +1,16 @@
-import type { CancelTaskRequest, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
+import {
+  type CancelTaskRequest,
+  type SendMessageRequest,
+  type StreamResponse,
+  type Task,
+  TaskState,
+} from '@a2a-js/sdk';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { Message } from '@a2a-js/sdk';
 import type { Principal } from '../kernel/module.js';
 import type { A2ASkill } from './config.js';
+import { isTerminal } from './states.js';
 import { principalOf } from './store.js';
 
 /**
@@ -29,6 +36,8 @@ export function skillOf(skills: readonly A2ASkill[], request: SendMessageRequest
 export interface HandlerHooks {
   skills: () => readonly A2ASkill[];
   cancelers: Map<string, Principal>;
+  /** A task as the caller may see it (undefined for another key's). */
+  load(taskId: string, ctx: ServerCallContext): Promise<Task | undefined>;
   /** Cancels the Switchboard task when no run in this process holds the task's bus (after a restart). */
   cancelDetached(taskId: string, by: Principal): Promise<void>;
 }
@@ -37,7 +46,7 @@ type HandlerArgs = ConstructorParameters<typeof DefaultRequestHandler>;
 
 /**
  * The SDK's request handler with what Switchboard adds in front: the skill is checked before a task
- * exists, a message to an existing task is refused (a follow-up turn is not supported yet), and a
+ * exists, a message to an ended task becomes the next turn of its context (docs/a2a.md), and a
  * cancel reaches the Switchboard task even when no run in this process is attached to it.
  */
 export class SwitchboardRequestHandler extends DefaultRequestHandler {
@@ -48,25 +57,39 @@ export class SwitchboardRequestHandler extends DefaultRequestHandler {
     super(...args);
   }
 
-  private admit(params: SendMessageRequest): void {
+  /**
+   * Checks the skill, and turns a message to an ended task into the next turn of its context: a new
+   * task (referring to the old one) that resumes the same session. A message to an input-required task
+   * continues that task; one to a task still working is refused. An unknown task is the SDK's
+   * TaskNotFound.
+   */
+  private async admit(params: SendMessageRequest, ctx: ServerCallContext): Promise<SendMessageRequest> {
     skillOf(this.hooks.skills(), params);
-    if (params.message?.taskId)
+    const message = params.message;
+    if (!message?.taskId) return params;
+    const task = await this.hooks.load(message.taskId, ctx);
+    if (!task || task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) return params;
+    if (!isTerminal(task.status?.state))
       throw new UnsupportedOperationError(
-        'message.taskId: a follow-up message to a task is not supported; send a new message',
+        `message.taskId: task ${task.id} is still working; send the next message when it has ended`,
       );
+    if (message.contextId && message.contextId !== task.contextId)
+      throw new RequestMalformedError(
+        `message.contextId: ${message.contextId} is not the context of task ${task.id} (${task.contextId})`,
+      );
+    const referenceTaskIds = [...new Set([...message.referenceTaskIds, task.id])];
+    return { ...params, message: { ...message, taskId: '', contextId: task.contextId, referenceTaskIds } };
   }
 
   override async sendMessage(params: SendMessageRequest, ctx: ServerCallContext): Promise<Message | Task> {
-    this.admit(params);
-    return super.sendMessage(params, ctx);
+    return super.sendMessage(await this.admit(params, ctx), ctx);
   }
 
   override async *sendMessageStream(
     params: SendMessageRequest,
     ctx: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    this.admit(params);
-    yield* super.sendMessageStream(params, ctx);
+    yield* super.sendMessageStream(await this.admit(params, ctx), ctx);
   }
 
   override async cancelTask(params: CancelTaskRequest, ctx: ServerCallContext): Promise<Task> {

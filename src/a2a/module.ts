@@ -116,6 +116,7 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
         {
           skills,
           cancelers,
+          load: (id, ctx) => store.load(id, ctx),
           cancelDetached: async (taskId, by) => {
             if (buses.getByTaskId(taskId)) return;
             await cancelSwitchboardTask(s.db, s.tasks, taskId, by);

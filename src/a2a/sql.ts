@@ -73,9 +73,15 @@ export function selectTaskByCause(causeEventId: string): Sql {
   return sql('SELECT * FROM a2a_tasks WHERE cause_event_id = $1', causeEventId);
 }
 
-/** The A2A task a Switchboard task runs (a progress report names only the latter). */
+/**
+ * The A2A task a Switchboard task runs now: the newest one linked to it (each follow-up message in a
+ * context is a new A2A task resuming the same Switchboard task).
+ */
 export function selectTaskBySwitchboardTask(sbTaskId: string): Sql {
-  return sql('SELECT * FROM a2a_tasks WHERE sb_task_id = $1', sbTaskId);
+  return sql(
+    'SELECT * FROM a2a_tasks WHERE sb_task_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1',
+    sbTaskId,
+  );
 }
 
 export function linkSwitchboardTask(id: string, sbTaskId: string): Sql {

@@ -133,8 +133,9 @@ function taskEventChange(
 /**
  * Task events and progress reports into A2A task changes: the durable path. Each event is handled
  * once (its inbox mark commits with the change and what it causes); a waiting run in this process
- * hears of it after the commit. A task event is found by its causation (the A2A message), a report by
- * its Switchboard task; an event of no A2A task is someone else's.
+ * hears of it after the commit. An event finds its A2A task by its Switchboard task (the newest A2A
+ * task linked to it), a task event before the link by its causation (the A2A message); an event of no
+ * A2A task is someone else's.
  */
 export function taskEventSubscriber(d: SubscriberDeps): Subscriber {
   return {
@@ -143,16 +144,21 @@ export function taskEventSubscriber(d: SubscriberDeps): Subscriber {
     ownsInbox: true,
     handle: async (event) => {
       const report = event.type === PROGRESS_REPORTED;
-      const find = report
-        ? event.execution.task_id && q.selectTaskBySwitchboardTask(event.execution.task_id)
-        : event.causation_id && q.selectTaskByCause(event.causation_id);
-      if (!find) return;
+      const sbTask = event.execution.task_id;
+      // A report names its Switchboard task; a task event is found by it too once linked (a resumed
+      // run's events belong to the newest A2A task), and by its cause (the A2A message) before that.
+      const finds = [
+        sbTask ? q.selectTaskBySwitchboardTask(sbTask) : undefined,
+        !report && event.causation_id ? q.selectTaskByCause(event.causation_id) : undefined,
+      ].filter((x) => x !== undefined);
+      if (finds.length === 0) return;
       const done = await once(
         d.db,
         SUBSCRIBER,
         event.event_id,
         async (tx) => {
-          const row = (await tx.query<q.A2ATaskRow>(find))[0];
+          let row: q.A2ATaskRow | undefined;
+          for (const find of finds) row ??= (await tx.query<q.A2ATaskRow>(find))[0];
           if (!row) return undefined;
           const current = taskFromRow(row);
           // Nothing an agent reports changes a task that has ended.

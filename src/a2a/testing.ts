@@ -59,7 +59,12 @@ export interface A2AGateway extends TestGateway {
 
 export async function a2aGateway(
   dialect: Dialect,
-  opts: { a2a?: Record<string, unknown>; config?: Record<string, unknown>; modules?: Module[] } = {},
+  opts: {
+    a2a?: Record<string, unknown>;
+    tasks?: Record<string, unknown>;
+    config?: Record<string, unknown>;
+    modules?: Module[];
+  } = {},
 ): Promise<A2AGateway> {
   const workDir = mkdtempSync(join(tmpdir(), 'sb-a2a-'));
   const g = await testGateway({
@@ -73,7 +78,7 @@ export async function a2aGateway(
           { name: 'other', role: 'agent', key: 'other-agent-key-0123456789abcdef' },
         ],
       },
-      tasks: { work_dir: workDir, kill_grace_seconds: 0.2 },
+      tasks: { work_dir: workDir, kill_grace_seconds: 0.2, ...opts.tasks },
       a2a: {
         skills: [
           { id: 'review', name: 'Review a change', description: 'Reviews the diff', action: nodeSkill('ok') },
