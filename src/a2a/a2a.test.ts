@@ -262,6 +262,61 @@ describe.each(await dialects())('Switchboard as an A2A agent on %s', (dialect) =
     expect(context.tasks.map((t) => t.id)).toEqual([third.id, second.id, first.id]);
   });
 
+  it("a skill's budget rejects the task past its per-day or concurrent limit, launching nothing", async () => {
+    g = await a2aGateway(dialect, {
+      a2a: {
+        skills: [
+          {
+            id: 'daily',
+            name: 'Daily',
+            description: 'Twice a day',
+            action: nodeSkill('ok'),
+            budget: { per_day: 2 },
+          },
+          {
+            id: 'one',
+            name: 'One',
+            description: 'One at once',
+            action: nodeSkill('hang'),
+            budget: { concurrent: 1 },
+          },
+        ],
+      },
+    });
+    const client = await sdkClient(g.url);
+    const send = async (skill: string, returnImmediately = false) =>
+      (await client.sendMessage({
+        tenant: '',
+        message: userMessage(`to ${skill}`, { skill }),
+        configuration: { returnImmediately, acceptedOutputModes: [], taskPushNotificationConfig: undefined },
+        metadata: undefined,
+      })) as Task;
+    const states = [];
+    for (let i = 0; i < 3; i++) states.push((await send('daily')).status!);
+    expect(states.map((s) => s.state)).toEqual([
+      TaskState.TASK_STATE_COMPLETED,
+      TaskState.TASK_STATE_COMPLETED,
+      TaskState.TASK_STATE_REJECTED,
+    ]);
+    const why = states[2]!.message!.parts[0]!.content;
+    expect(why).toEqual({ $case: 'text', value: expect.stringContaining('budget.per_day') });
+    const running = await send('one', true);
+    await waitFor(async () => {
+      const t = await client.getTask({ tenant: '', id: running.id, historyLength: undefined });
+      return t.status!.state === TaskState.TASK_STATE_WORKING || undefined;
+    });
+    const refused = await send('one');
+    expect(refused.status!.state).toBe(TaskState.TASK_STATE_REJECTED);
+    expect(refused.status!.message!.parts[0]!.content).toEqual({
+      $case: 'text',
+      value: expect.stringContaining('budget.concurrent'),
+    });
+    // Two launches of daily and one of one: the rejected messages started no Switchboard task.
+    const tasks = g.gateway.kernel.ports.get(tasksPort) as TaskService;
+    expect(await tasks.list!({ limit: 10 })).toHaveLength(3);
+    await client.cancelTask({ tenant: '', id: running.id, metadata: undefined });
+  });
+
   it('CancelTask stops the process group; cancelling a completed task is TaskNotCancelable', async () => {
     g = await a2aGateway(dialect);
     const pidFile = join(g.workDir, 'hang.pid');

@@ -21,6 +21,13 @@ const skillSchema = z.strictObject({
   tags: z.array(z.string().min(1)).default([]),
   examples: z.array(z.string().min(1)).default([]),
   action: commandAction,
+  /** As a trigger's: tasks of this skill per UTC day, and at once (over every caller); beyond it REJECTED. */
+  budget: z
+    .strictObject({
+      per_day: z.number().int().min(1).optional(),
+      concurrent: z.number().int().min(1).optional(),
+    })
+    .optional(),
 });
 
 export const a2aConfigSchema = z.strictObject({

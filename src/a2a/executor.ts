@@ -141,7 +141,15 @@ export class SkillExecutor implements AgentExecutor {
       metadata: { skill: skill.id },
     };
     const text = messageText(user);
-    const { cause, sealed } = await this.d.db.tx(async (tx) => {
+    const { cause, sealed, over } = await this.d.db.tx(async (tx) => {
+      // A follow-up to an input-required task is that task's; any new task counts against the budget.
+      const over = ctx.task ? undefined : await overBudget(tx, skill, now);
+      if (over)
+        task.status = status(
+          TaskState.TASK_STATE_REJECTED,
+          now,
+          agentMessage(task.id, task.contextId, over.text),
+        );
       const sealed = await this.d.vault.put(text, { tenantId: this.d.tenantId, db: tx });
       const cause = await this.d.emit(
         {
@@ -153,16 +161,21 @@ export class SkillExecutor implements AgentExecutor {
             a2a_task_id: task.id,
             context_id: task.contextId,
             skill: skill.id,
-            ...(resumes ? { resumes_task_id: resumes } : {}),
+            ...(resumes && !over ? { resumes_task_id: resumes } : {}),
+            ...(over ? { rejected: over.reason, limit: over.limit } : {}),
           },
         },
         tx,
       );
       if (!ctx.task) await this.d.store.write(tx, task, principal.name, cause.event_id);
       // Linked before the resume starts, so the resumed run's events find this task (the newest).
-      if (resumes) await tx.query(q.linkSwitchboardTask(task.id, resumes));
-      return { cause, sealed };
+      if (resumes && !over) await tx.query(q.linkSwitchboardTask(task.id, resumes));
+      return { cause, sealed, over };
     });
+    if (over) {
+      bus.publish(AgentEvent.task(task));
+      return;
+    }
     const ended = this.waitForEnd(task.id, bus);
     bus.publish(AgentEvent.task(task));
     if (resumes) {
@@ -262,6 +275,41 @@ export class SkillExecutor implements AgentExecutor {
     });
     return { done, stop };
   }
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Whether a new task of `skill` would exceed its budget (docs/a2a.md "Budgets"): counted in the
+ * transaction that writes the task, under a lock on PostgreSQL, so two messages at once cannot both
+ * take the last place.
+ */
+async function overBudget(
+  tx: Db,
+  skill: A2ASkill,
+  now: number,
+): Promise<{ reason: string; limit: number; text: string } | undefined> {
+  const { per_day, concurrent } = skill.budget ?? {};
+  if (per_day === undefined && concurrent === undefined) return undefined;
+  if (tx.dialect === 'postgres') await tx.query(q.lockSkillBudgets());
+  const count = async (s: ReturnType<typeof q.countSkillTasksOpen>) =>
+    Number((await tx.query<{ n: number }>(s))[0]?.n ?? 0);
+  if (
+    per_day !== undefined &&
+    (await count(q.countSkillTasksSince(skill.id, now - (now % DAY_MS)))) >= per_day
+  )
+    return {
+      reason: 'budget_per_day',
+      limit: per_day,
+      text: `rejected: skill ${skill.id} has run its ${per_day} tasks for today (a2a.skills[].budget.per_day)`,
+    };
+  if (concurrent !== undefined && (await count(q.countSkillTasksOpen(skill.id))) >= concurrent)
+    return {
+      reason: 'budget_concurrent',
+      limit: concurrent,
+      text: `rejected: skill ${skill.id} already runs ${concurrent} tasks at once (a2a.skills[].budget.concurrent)`,
+    };
+  return undefined;
 }
 
 /** Cancels the Switchboard task behind an A2A task; one that already ended is left to its own event. */

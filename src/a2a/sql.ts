@@ -7,6 +7,8 @@ export interface A2ATaskRow {
   context_id: string;
   cause_event_id: string | null;
   sb_task_id: string | null;
+  /** The skill the task runs (null for rows written before 0603). */
+  skill: string | null;
   state: string;
   task: string;
   created_at: number;
@@ -48,12 +50,13 @@ export function upsertTask(r: {
   state: string;
   task: string;
   now: number;
+  skill?: string | null;
 }): Sql {
   return sql(
-    `INSERT INTO a2a_tasks (id, owner, context_id, cause_event_id, sb_task_id, state, task, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, NULL, $5, $6, $7, $7)
+    `INSERT INTO a2a_tasks (id, owner, context_id, cause_event_id, sb_task_id, state, task, created_at, updated_at, skill)
+     VALUES ($1, $2, $3, $4, NULL, $5, $6, $7, $7, $8)
      ON CONFLICT (id) DO UPDATE SET state = $5, task = $6, updated_at = $7,
-       cause_event_id = COALESCE(a2a_tasks.cause_event_id, $4)
+       cause_event_id = COALESCE(a2a_tasks.cause_event_id, $4), skill = COALESCE(a2a_tasks.skill, $8)
      WHERE a2a_tasks.state NOT IN ${TERMINAL} OR excluded.state IN ${TERMINAL}`,
     r.id,
     r.owner,
@@ -62,7 +65,23 @@ export function upsertTask(r: {
     r.state,
     r.task,
     r.now,
+    r.skill ?? null,
   );
+}
+
+/** PostgreSQL advisory lock that serialises skill budget checks (count, then write the task). */
+export function lockSkillBudgets(): Sql {
+  return sql('SELECT pg_advisory_xact_lock($1)', 72_616_734);
+}
+
+/** Tasks of a skill created since `since` (the start of the UTC day): what `budget.per_day` counts. */
+export function countSkillTasksSince(skill: string, since: number): Sql {
+  return sql('SELECT COUNT(*) AS n FROM a2a_tasks WHERE skill = $1 AND created_at >= $2', skill, since);
+}
+
+/** Tasks of a skill that have not ended: what `budget.concurrent` counts. */
+export function countSkillTasksOpen(skill: string): Sql {
+  return sql(`SELECT COUNT(*) AS n FROM a2a_tasks WHERE skill = $1 AND state NOT IN ${TERMINAL}`, skill);
 }
 
 export function selectTask(id: string): Sql {

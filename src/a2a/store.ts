@@ -76,6 +76,7 @@ export class A2ATaskStore implements TaskStore {
         state: stateName(task.status?.state),
         task: JSON.stringify(Task.toJSON(task)),
         now: this.d.now(),
+        skill: typeof task.metadata?.skill === 'string' ? task.metadata.skill : null,
       }),
     );
   }
