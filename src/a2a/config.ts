@@ -1,18 +1,8 @@
 import { z } from 'zod';
+import { commandActionSchema } from '../tasks/config.js';
 
 /** 1 MB: a message is an instruction plus its context, not an upload; larger bodies get a clear error. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
-
-/** What a skill runs: the same command action a trigger launches (docs/tasks.md). */
-const commandAction = z.strictObject({
-  type: z.literal('command'),
-  command: z.array(z.string().min(1)).min(1),
-  cwd: z.string().min(1).optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  max_runtime_seconds: z.number().int().min(1).optional(),
-  max_steps: z.number().int().min(1).optional(),
-  runtime: z.string().min(1).optional(),
-});
 
 const skillSchema = z.strictObject({
   id: z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/, 'skill ids are lower-case letters, digits, ., - and _'),
@@ -20,7 +10,8 @@ const skillSchema = z.strictObject({
   description: z.string().min(1),
   tags: z.array(z.string().min(1)).default([]),
   examples: z.array(z.string().min(1)).default([]),
-  action: commandAction,
+  /** What a skill runs: the same command action a trigger launches (docs/tasks.md). */
+  action: commandActionSchema,
   /** As a trigger's: tasks of this skill per UTC day, and at once (over every caller); beyond it REJECTED. */
   budget: z
     .strictObject({

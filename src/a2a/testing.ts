@@ -1,3 +1,4 @@
+import { waitFor as waitForTask } from '../tasks/testing.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -137,15 +138,7 @@ export function userMessage(text: string, metadata?: Record<string, unknown>): M
   };
 }
 
-export async function waitFor<T>(
-  fn: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** The tasks suite's poll, with a longer default: an A2A round trip runs a real process. */
+export function waitFor<T>(fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
+  return waitForTask(fn, timeoutMs);
 }

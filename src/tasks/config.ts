@@ -12,6 +12,20 @@ export const DEFAULT_MAX_STEPS = 200;
 export const DEFAULT_KILL_GRACE_SECONDS = 10;
 
 /**
+ * A `command` action as the launcher runs it (docs/tasks.md): what a trigger's action and an A2A
+ * skill's action both are.
+ */
+export const commandActionSchema = z.strictObject({
+  type: z.literal('command'),
+  command: z.array(z.string().min(1)).min(1),
+  cwd: z.string().min(1).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  max_runtime_seconds: z.number().int().min(1).optional(),
+  max_steps: z.number().int().min(1).optional(),
+  runtime: z.string().min(1).optional(),
+});
+
+/**
  * Resume commands per runtime, as argv templates. The message reaches the process on stdin and in the
  * file named by SWITCHBOARD_INPUT_FILE, never as an argument: `{{message_file}}` may be used to pass
  * the file's path, which is ours and safe, but never its text.

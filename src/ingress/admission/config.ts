@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { outboundUrl } from '../../egress/index.js';
+import { commandActionSchema } from '../../tasks/config.js';
 import { fetchSchema } from './fetch.js';
 
 /** `10s`, `5m`, `1h`, `250ms`: a window written the way people say it. */
@@ -20,16 +21,6 @@ const duration = z.string().refine((s) => {
   const ms = parseDuration(s);
   return ms !== undefined && ms > 0 && ms <= MAX_WINDOW_MS;
 }, 'a duration such as 10s, 5m or 1h (more than 0, at most 24h)');
-
-const commandAction = z.strictObject({
-  type: z.literal('command'),
-  command: z.array(z.string().min(1)).min(1),
-  cwd: z.string().min(1).optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  max_runtime_seconds: z.number().int().min(1).optional(),
-  max_steps: z.number().int().min(1).optional(),
-  runtime: z.string().min(1).optional(),
-});
 
 const httpAction = z.strictObject({
   type: z.literal('http'),
@@ -70,7 +61,7 @@ export const triggerSchema = z.strictObject({
   /** Free text shown as the task's title prefix. */
   title: z.string().min(1).max(200).optional(),
   owner: z.string().min(1).optional(),
-  action: z.discriminatedUnion('type', [commandAction, httpAction, notifyAction]),
+  action: z.discriminatedUnion('type', [commandActionSchema, httpAction, notifyAction]),
 });
 
 export const triggersSchema = z.array(triggerSchema).superRefine((list, ctx) => {
