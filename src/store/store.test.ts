@@ -64,13 +64,17 @@ describe.each(DIALECTS)('store contract on %s', (dialect) => {
       });
       expect(seen).toEqual([]);
     });
-    const failed = db.tx(async (tx) => {
-      await insert(tx, 'h2');
-      tx.afterCommit(() => seen.push('rolled-back'));
-      throw new Error('boom');
-    });
+    // The expectation is attached at once: a rejection left unobserved while `committed` settles is
+    // an unhandled rejection, which fails the run.
+    const failed = expect(
+      db.tx(async (tx) => {
+        await insert(tx, 'h2');
+        tx.afterCommit(() => seen.push('rolled-back'));
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     await committed;
-    await expect(failed).rejects.toThrow('boom');
+    await failed;
     expect(seen).toEqual(['inner', 'outer']);
     expect(await seenByOthers).toBe(1);
     // A plain port runs the hook on the next turn.

@@ -56,7 +56,9 @@ describe.each(await dialects())('listing and canceling tasks over HTTP (%s)', (d
     const canceled = await post(`/v1/tasks/${mine.id}/cancel`, headers);
     expect(canceled.status).toBe(200);
     expect(await canceled.json()).toMatchObject({ id: mine.id, state: 'canceled' });
-    expect((await post(`/v1/tasks/${mine.id}/cancel`, headers)).status).toBe(409);
+    // Canceled once: again is a conflict (asked by an admin: the task's own key is revoked as it ends,
+    // so once that has happened it gets 401).
+    expect((await post(`/v1/tasks/${mine.id}/cancel`)).status).toBe(409);
     expect(await (await post(`/v1/tasks/${other.id}/cancel`)).json()).toMatchObject({ state: 'canceled' });
     await settled(h.runner, mine.id);
     await settled(h.runner, other.id);
