@@ -53,6 +53,10 @@ const B64 = `${ALNUM}+/`;
 export const draw = (alphabet: string, n: number) =>
   Array.from({ length: n }, () => alphabet[Math.floor(rand() * alphabet.length)]).join('');
 
+/** A random UUID in the 8-4-4-4-12 hex form (drawn in order, so the corpus stays the same). */
+const uuid = () =>
+  j(draw(HEX, 8), '-', draw(HEX, 4), '-', draw(HEX, 4), '-', draw(HEX, 4), '-', draw(HEX, 12));
+
 /**
  * One token per documented shape, written from each provider's format (and the gitleaks rule that
  * encodes it, named beside it), with random bodies: `[kind, gitleaks rule ids, token]`. Built from
@@ -145,37 +149,13 @@ export const PROVIDER_TOKENS: readonly [SecretKind, string, string][] = [
     j(
       'https://acme.webhook.office',
       '.com/webhookb2/',
-      draw(HEX, 8),
-      '-',
-      draw(HEX, 4),
-      '-',
-      draw(HEX, 4),
-      '-',
-      draw(HEX, 4),
-      '-',
-      draw(HEX, 12),
+      uuid(),
       '@',
-      draw(HEX, 8),
-      '-',
-      draw(HEX, 4),
-      '-',
-      draw(HEX, 4),
-      '-',
-      draw(HEX, 4),
-      '-',
-      draw(HEX, 12),
+      uuid(),
       '/IncomingWebhook/',
       draw(HEX, 32),
       '/',
-      draw(HEX, 8),
-      '-',
-      draw(HEX, 4),
-      '-',
-      draw(HEX, 4),
-      '-',
-      draw(HEX, 4),
-      '-',
-      draw(HEX, 12),
+      uuid(),
     ),
   ],
   [
@@ -183,23 +163,7 @@ export const PROVIDER_TOKENS: readonly [SecretKind, string, string][] = [
     '',
     j('https://discord', '.com/api/webhooks/', draw(DIGITS, 19), '/', draw(`${ALNUM}_-`, 68)),
   ],
-  [
-    'chat_webhook',
-    '',
-    j(
-      'https://open.feishu',
-      '.cn/open-apis/bot/v2/hook/',
-      draw(HEX, 8),
-      '-',
-      draw(HEX, 4),
-      '-',
-      draw(HEX, 4),
-      '-',
-      draw(HEX, 4),
-      '-',
-      draw(HEX, 12),
-    ),
-  ],
+  ['chat_webhook', '', j('https://open.feishu', '.cn/open-apis/bot/v2/hook/', uuid())],
   ['telegram_bot_token', 'telegram-bot-api-token', j(draw(DIGITS, 10), ':AA', draw(`${ALNUM}_-`, 33))],
   ['anthropic_key', 'anthropic-api-key', j('sk-ant-', 'api03-', draw(`${ALNUM}_-`, 93), 'AA')],
   ['anthropic_key', 'anthropic-admin-api-key', j('sk-ant-', 'admin01-', draw(`${ALNUM}_-`, 93), 'AA')],
