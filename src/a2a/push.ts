@@ -61,6 +61,23 @@ export function pushBody(update: Update): string {
 }
 
 /**
+ * The delivery destination of a push: the receiver, `a2a-push:<origin of the callback URL>`. The
+ * engine keeps its breaker, rate bucket and metrics per destination, so a receiver that is down
+ * trips one breaker for every task pushing to it (not one per config), the endpoint rows and the
+ * metric labels grow with receivers rather than tasks, and a claimed batch of pushes to one receiver
+ * reads and writes one endpoint row. The payload names the task and config the push is for.
+ */
+export function pushDestination(url: string): string {
+  let origin: string;
+  try {
+    origin = new URL(url).origin;
+  } catch {
+    origin = 'invalid';
+  }
+  return `${PUSH_TYPE}:${origin}`;
+}
+
+/**
  * One delivery per push config of the task, in the transaction that records the change; the task
  * event's id is the delivery's event id, so a redelivered event makes no second row. A terminal push
  * goes in the priority lane (retried until delivered); after it nothing more is pushed.
@@ -79,7 +96,7 @@ export async function enqueuePushes(
     const payload: PushPayload = { eventId: event.event_id, taskId: row.id, configId: c.id, body };
     await delivery.enqueue(tx, {
       eventId: event.event_id,
-      destination: `${PUSH_TYPE}:${row.id}/${c.id}`,
+      destination: pushDestination(c.url),
       // Not a channel Message: the delivery engine hands a dynamic sender its payload as stored.
       message: payload as unknown as Message,
       priority: update.$case === 'statusUpdate' && isTerminal(update.value.status?.state) ? 'high' : 'normal',
