@@ -70,6 +70,12 @@ export const EVENT_TYPES = [
   // reach (src/reach): a touch reaching the gate, and its outcome (or its refusal before the gate)
   'agent.touch.requested',
   'agent.touch.completed',
+  // agents (src/agents): a collaboration asked, each routing decision (candidates and scores), its receipt
+  'agent.collaboration.requested',
+  'agent.collaboration.routed',
+  'agent.collaboration.completed',
+  'agent.collaboration.failed',
+  'agent.agent.registered',
   // ears
   'integration.webhook.accepted',
   'integration.webhook.rejected',

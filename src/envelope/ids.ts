@@ -23,6 +23,8 @@ export const ID_PREFIXES = {
   run: 'run',
   /** A touch through the reach layer (src/reach), when the caller gave no request id of its own. */
   touch: 'tch',
+  /** A collaboration between agents (src/agents): the receipt's `ref_id`. */
+  collaboration: 'col',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

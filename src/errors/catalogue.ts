@@ -37,6 +37,16 @@ export const ERRORS = {
   store_full: { status: 507, message: 'The store has no space left; nothing was written.' },
   not_ready: { status: 503, message: 'The gateway is not ready.' },
   policy_unavailable: { status: 503, message: 'No policy revision is loaded.' },
+  // agents (src/agents, docs/agents.md): a collaboration that cannot be routed or may not run
+  NO_AGENT_FOR_SKILL: { status: 404, message: 'No registered agent offers this skill.' },
+  NO_AGENT_AVAILABLE: { status: 503, message: 'Every agent with this skill is down.' },
+  COLLABORATION_CYCLE: {
+    status: 409,
+    message: 'The collaboration would close a wait-for cycle: two agents would wait on each other.',
+  },
+  COLLABORATION_LIMIT: { status: 429, message: 'The collaboration is past the depth or fan-out limit.' },
+  DELEGATION_DENIED: { status: 403, message: 'The policy refused this delegation.' },
+  AGENT_CARD_INVALID: { status: 400, message: 'The agent card could not be fetched or is not A2A v1.0.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -1,3 +1,9 @@
+import {
+  ASK_AGENT_DESCRIPTION,
+  type AgentsService,
+  askAgentSchema,
+  collaborationSchema,
+} from '../agents/port.js';
 import { AppError } from '../errors/index.js';
 import { reportContext } from '../notify/context.js';
 import { recipientKeysIn } from '../notify/recipients.js';
@@ -18,7 +24,58 @@ type McpDeps = Deps<{
   reporter: Port<Reporter>;
   approvals: OptionalPort<ApprovalService>;
   reach: OptionalPort<ReachService>;
+  agents: OptionalPort<AgentsService>;
 }>;
+
+/** `ask_agent { skill, input }` (CONTRACT.md) as a tool definition: the agents module's collaboration. */
+const ASK_AGENT_DEF = {
+  name: 'ask_agent',
+  description: ASK_AGENT_DESCRIPTION,
+  inputSchema: {
+    type: 'object',
+    properties: {
+      skill: { type: 'string', minLength: 1, description: 'The skill to ask for' },
+      input: { description: 'What the other agent should work on: text, or any JSON value' },
+    },
+    required: ['skill', 'input'],
+    additionalProperties: false,
+  },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+} as const;
+
+/** The receipt as a tool result; a refusal (no agent, a cycle, the policy) is `isError` with its code first. */
+async function askAgent(
+  agents: AgentsService,
+  args: Record<string, unknown>,
+  ctx: ReturnType<typeof reportContext>,
+) {
+  const parsed = askAgentSchema.safeParse(args);
+  if (!parsed.success)
+    return {
+      isError: true,
+      content: [
+        {
+          type: 'text' as const,
+          text: `INVALID_PARAMS: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ')}`,
+        },
+      ],
+    };
+  try {
+    const receipt = await agents.collaborate(collaborationSchema.parse(parsed.data), ctx.principal);
+    return {
+      ...(receipt.state === 'completed' ? {} : { isError: true }),
+      content: [{ type: 'text' as const, text: JSON.stringify(receipt) }],
+      structuredContent: receipt as unknown as Record<string, unknown>,
+    };
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    return {
+      isError: true,
+      content: [{ type: 'text' as const, text: `${err.code}: ${err.message}` }],
+      structuredContent: { error: { code: err.code, message: err.message, details: err.details ?? null } },
+    };
+  }
+}
 
 /**
  * The reach registry as MCP tools, calls in process: the connection's key and task are the caller,
@@ -28,8 +85,9 @@ function reachTools(services: McpDeps): (ctx: ReturnType<typeof reportContext>) 
   let defs: ExtraTools['tools'] | undefined;
   return (ctx) => {
     const reach = services.reach;
-    if (!reach) return undefined;
-    defs ??= reach.list().map(mcpToolDef);
+    const agents = services.agents;
+    if (!reach && !agents) return undefined;
+    defs ??= [...(reach?.list().map(mcpToolDef) ?? []), ...(agents ? [ASK_AGENT_DEF] : [])];
     const caller = {
       principal: ctx.principal,
       task_id: ctx.task_id,
@@ -38,6 +96,8 @@ function reachTools(services: McpDeps): (ctx: ReturnType<typeof reportContext>) 
     return {
       tools: defs,
       async call(name, args, progress) {
+        if (agents && name === ASK_AGENT_DEF.name) return askAgent(agents, args, ctx);
+        if (!reach) throw new Error(`no tool ${name}`);
         const r = await reach.touch({ tool_name: name, params: args }, caller, {
           wait: true,
           onPartial: (text) => void progress(text).catch(() => {}),

@@ -1,3 +1,4 @@
+import { agentsPort } from '../agents/port.js';
 import { approvalsPort } from '../approvals/port.js';
 import { defineModule } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
@@ -11,12 +12,18 @@ export interface McpModuleOptions {
   echoTool?: boolean;
 }
 
-const requires = { reporter: reporterPort, approvals: optional(approvalsPort), reach: optional(reachPort) };
+const requires = {
+  reporter: reporterPort,
+  approvals: optional(approvalsPort),
+  reach: optional(reachPort),
+  agents: optional(agentsPort),
+};
 
 /**
  * MCP over Streamable HTTP at `/mcp`: `report_progress` through notify's reporter, `ask_approval`
  * through approvals (an MCP client without the approvals module gets a clear tool error), and every
- * reach registry tool and memory tool when the reach module runs.
+ * reach registry tool and memory tool when the reach module runs, and `ask_agent` when the agents
+ * module runs.
  */
 export function mcpModule(opts: McpModuleOptions = {}) {
   let sessions: McpSessions | undefined;

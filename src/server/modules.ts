@@ -1,4 +1,5 @@
 import { a2aModule } from '../a2a/module.js';
+import { agentsModule } from '../agents/module.js';
 import { approvalsModule } from '../approvals/module.js';
 import { callbacksModule } from '../callbacks/module.js';
 import { consoleModule } from '../console/module.js';
@@ -39,6 +40,7 @@ export function allModules() {
     reachModule(),
     consoleModule(),
     a2aModule(),
+    agentsModule(),
   ] as const;
 }
 

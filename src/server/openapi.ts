@@ -119,6 +119,23 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   'GET /v1/tools': { summary: 'the reach tool registry', who: 'agent, admin' },
   'POST /v1/touch': { summary: 'a TouchRequest in, a TouchResponse out', who: 'agent' },
   'GET /v1/touch/:id': { summary: 'the TouchResponse of an earlier touch', who: 'agent' },
+  'GET /v1/agents': {
+    summary: 'the agent registry: skills, liveness, load, success rate, latency',
+    who: 'agent, admin',
+  },
+  'POST /v1/agents': {
+    summary: 'an agent registers itself (card_url or card) with the key named for it',
+    who: 'agent, admin',
+  },
+  'POST /v1/agents/:id/heartbeat': {
+    summary: "an agent's heartbeat (load, status); only its own key",
+    who: 'agent',
+  },
+  'POST /v1/collaborations': {
+    summary: 'route a skill request to an agent; the receipt once it ended',
+    who: 'agent, admin',
+  },
+  'GET /v1/collaborations/:ref_id': { summary: "a collaboration's receipt", who: 'agent, admin' },
   'GET /mcp': { summary: 'MCP Streamable HTTP (405: the server never speaks unasked)', who: 'agent' },
   'POST /mcp': { summary: 'MCP Streamable HTTP (JSON-RPC)', who: 'agent' },
   'DELETE /mcp': { summary: 'end an MCP session', who: 'agent' },

@@ -1,0 +1,350 @@
+import type { Logger } from 'pino';
+import { type Envelope, type EnvelopeInput, newId } from '../envelope/index.js';
+import { AppError } from '../errors/index.js';
+import type { GateDecision, GateService } from '../gate/port.js';
+import type { Principal } from '../kernel/module.js';
+import type { Db } from '../store/port.js';
+import type { TaskService } from '../tasks/port.js';
+import { type Asked, endedEvent, intentOf, requestedEvent, routedEvent } from './events.js';
+import { agentNode, WaitGraph } from './graph.js';
+import type { Attempt, CollaborationRequest, Receipt } from './port.js';
+import type { AgentRecord, Registry } from './registry.js';
+import type { Remote, RemoteOutcome } from './remote.js';
+import { route, type RouteResult } from './route.js';
+import * as q from './sql.js';
+
+/**
+ * The collaboration engine: request → limits → route (cycles excluded) → the gate → the remote call
+ * (remote.ts) → the receipt, with one fallback to the next-best agent when an attempt fails or times
+ * out. The wait-for graph holds an edge per open attempt; a request whose every candidate would close
+ * a cycle is refused at once with COLLABORATION_CYCLE (agents.test.ts).
+ */
+
+/**
+ * Collaborations one waiter may have open at once: a model fanning a job out to a handful of agents
+ * is work, one asking dozens at once is a storm (the derived-task storm control's spirit).
+ */
+export const MAX_FAN_OUT = 8;
+
+export interface EngineDeps {
+  db: Db;
+  tenant: string;
+  now: () => number;
+  logger: Logger;
+  emit(input: EnvelopeInput, db?: Db): Promise<Envelope>;
+  gate(): GateService | undefined;
+  tasks(): TaskService | undefined;
+  registry: Registry;
+  remote: Remote;
+  ttlMs: number;
+  /** `loop.max_depth`: a chain of collaborations deeper than this is refused, as derived tasks are. */
+  maxDepth: number;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export class Engine {
+  readonly graph = new WaitGraph();
+  /** Per agent: the depths of the collaborations it is serving (what it asks is one deeper). */
+  private readonly serving = new Map<string, number[]>();
+
+  constructor(private readonly d: EngineDeps) {}
+
+  /** Who waits: the key's task, else `from_task_id`'s, else the agent the key is bound to, else the key. */
+  private waiterOf(req: CollaborationRequest, caller: Principal): { waiter: string; taskId: string | null } {
+    if (caller.task_id) {
+      if (req.from_task_id && req.from_task_id !== caller.task_id)
+        throw new AppError('forbidden', 'from_task_id: a task key asks for its own task only');
+      return { waiter: `task:${caller.task_id}`, taskId: caller.task_id };
+    }
+    if (req.from_task_id) return { waiter: `task:${req.from_task_id}`, taskId: req.from_task_id };
+    if (this.d.registry.has(caller.name)) return { waiter: agentNode(caller.name), taskId: null };
+    return { waiter: `key:${caller.name}`, taskId: null };
+  }
+
+  private depthOf(waiter: string, task: { lineage: { depth: number } } | undefined): number {
+    if (task) return task.lineage.depth;
+    if (!waiter.startsWith('agent:')) return 0;
+    const depths = this.serving.get(waiter.slice('agent:'.length)) ?? [];
+    return depths.length ? Math.max(...depths) : 0;
+  }
+
+  private decide(a: Asked, tried: ReadonlySet<string>): RouteResult {
+    return route(
+      this.d.registry.withSkill(a.req.skill),
+      a.req.strategy,
+      this.d.now(),
+      this.d.ttlMs,
+      tried,
+      (id) => this.graph.cycleIf(a.waiter, agentNode(id)),
+    );
+  }
+
+  async collaborate(req: CollaborationRequest, caller: Principal): Promise<Receipt> {
+    const { waiter, taskId } = this.waiterOf(req, caller);
+    const taskView = taskId ? await this.d.tasks()?.get(taskId) : undefined;
+    if (taskId && !taskView && this.d.tasks())
+      throw new AppError('not_found', `from_task_id: no task ${taskId}`);
+    const refId: string = newId('collaboration', this.d.now());
+    const a: Asked = {
+      refId,
+      req,
+      caller,
+      waiter,
+      task: taskView ? { id: taskView.id, correlation_id: taskView.correlation_id } : null,
+    };
+    const depth = this.depthOf(waiter, taskView) + 1;
+    if (depth > this.d.maxDepth)
+      throw new AppError(
+        'COLLABORATION_LIMIT',
+        `the collaboration would be ${depth} levels deep; loop.max_depth allows ${this.d.maxDepth}`,
+        { depth, max_depth: this.d.maxDepth },
+      );
+    const open = this.graph.outDegree(waiter);
+    if (open >= MAX_FAN_OUT)
+      throw new AppError(
+        'COLLABORATION_LIMIT',
+        `${waiter} already waits on ${open} collaborations (at most ${MAX_FAN_OUT} at once); finish some first`,
+        { open, max_fan_out: MAX_FAN_OUT },
+      );
+
+    const first = this.decide(a, new Set());
+    if (first.kind !== 'chosen') {
+      const requested = await this.d.emit(requestedEvent(a));
+      const candidates = first.kind === 'no_skill' ? [] : first.candidates;
+      await this.d.emit(routedEvent(requested, a, 1, { chosen: null, refused: first.kind }, candidates));
+      throw this.refusal(req.skill, first);
+    }
+
+    let requested: Envelope | undefined;
+    const decision = await this.ask(a, first.agent, (tx) =>
+      this.d.emit(requestedEvent(a), tx).then((e) => (requested = e)),
+    );
+    if (!requested) requested = await this.d.emit(requestedEvent(a));
+    await this.d.emit(routedEvent(requested, a, 1, { chosen: first.agent, decision }, first.candidates));
+    if (decision.decision !== 'allow') throw denied(decision, first.agent, req.skill);
+
+    const started = this.d.now();
+    await this.d.db.query(
+      q.insertCollaboration({
+        refId,
+        tenant: this.d.tenant,
+        caller: caller.name,
+        waiter,
+        fromTaskId: a.task?.id ?? null,
+        skill: req.skill,
+        eventId: requested.event_id,
+        now: started,
+      }),
+    );
+    const attempts: Attempt[] = [];
+    let outcome = await this.attempt(a, first.agent, first.candidates[0]?.score ?? 0, depth, attempts);
+    if (outcome.kind !== 'completed' && req.fallback) {
+      const next = this.decide(a, new Set(attempts.map((t) => t.agent)));
+      if (next.kind === 'chosen') {
+        const d2 = await this.ask(a, next.agent, undefined, requested);
+        await this.d.emit(
+          routedEvent(requested, a, 2, { chosen: next.agent, decision: d2 }, next.candidates),
+        );
+        if (d2.decision === 'allow') {
+          const score = next.candidates.find((c) => c.id === next.agent)?.score ?? 0;
+          outcome = await this.attempt(a, next.agent, score, depth, attempts);
+        }
+      }
+    }
+    const last = attempts[attempts.length - 1]!;
+    const receipt: Receipt = {
+      ref_id: refId,
+      skill: req.skill,
+      agent: last.agent,
+      state: last.state,
+      ...(outcome.kind === 'completed' ? { result: { text: outcome.text } } : {}),
+      ...(outcome.kind === 'failed'
+        ? { error: { code: 'AGENT_FAILED', message: outcome.reason } }
+        : outcome.kind === 'timed_out'
+          ? { error: { code: 'TIMED_OUT', message: `no answer within ${req.timeout_ms} ms` } }
+          : {}),
+      started_at: iso(started),
+      finished_at: iso(this.d.now()),
+      attempts,
+      from_task_id: a.task?.id ?? null,
+    };
+    await this.d.db.tx(async (tx) => {
+      await tx.query(this.updateOf(receipt));
+      await this.d.emit(endedEvent(requested!, a, receipt), tx);
+    });
+    return receipt;
+  }
+
+  private updateOf(r: Receipt) {
+    return q.updateCollaboration({
+      refId: r.ref_id,
+      state: r.state,
+      agent: r.agent,
+      attempts: JSON.stringify(r.attempts),
+      result: r.result ? JSON.stringify(r.result) : null,
+      error: r.error ? JSON.stringify(r.error) : null,
+      finishedAt: r.finished_at === null ? null : Date.parse(r.finished_at),
+    });
+  }
+
+  private async ask(
+    a: Asked,
+    agent: string,
+    record?: (tx: Db) => Promise<Envelope>,
+    cause?: Envelope,
+  ): Promise<GateDecision> {
+    const gate = this.d.gate();
+    if (!gate)
+      // Fail closed, as reach does: without a policy nothing is delegated.
+      return {
+        decision: 'deny',
+        reason_code: 'GATE_UNAVAILABLE',
+        reason: 'the policy gate is not running',
+        policy_revision: 'none',
+        plan_digest: '',
+        constraints: {},
+        matched_rules: [],
+      };
+    return gate.evaluate(intentOf(a, agent), {
+      principal: a.caller,
+      ...(record ? { record } : {}),
+      ...(cause ? { cause } : {}),
+    });
+  }
+
+  private async attempt(
+    a: Asked,
+    agentId: string,
+    score: number,
+    depth: number,
+    attempts: Attempt[],
+  ): Promise<RemoteOutcome> {
+    const agent = this.d.registry.get(agentId) as AgentRecord;
+    const t0 = this.d.now();
+    const p0 = performance.now();
+    const entry: Attempt = {
+      agent: agentId,
+      state: 'working',
+      task_id: null,
+      score,
+      started_at: iso(t0),
+      finished_at: null,
+      latency_ms: null,
+    };
+    attempts.push(entry);
+    const to = agentNode(agentId);
+    this.graph.add(a.waiter, to);
+    this.d.registry.opened(agent);
+    const depths = this.serving.get(agentId) ?? [];
+    depths.push(depth);
+    this.serving.set(agentId, depths);
+    let outcome: RemoteOutcome;
+    try {
+      outcome = await this.d.remote.run(
+        agent,
+        a.req.skill,
+        a.req.input,
+        a.refId,
+        a.req.timeout_ms,
+        this.d.now,
+      );
+    } catch (err) {
+      outcome = { kind: 'failed', taskId: null, reason: (err as Error).message, answered: false };
+    } finally {
+      this.graph.remove(a.waiter, to);
+      depths.splice(depths.indexOf(depth), 1);
+      if (depths.length === 0) this.serving.delete(agentId);
+    }
+    const latency = Math.round((performance.now() - p0) * 100) / 100;
+    const now = this.d.now();
+    entry.state = outcome.kind;
+    entry.task_id = outcome.taskId;
+    entry.finished_at = iso(now);
+    entry.latency_ms = latency;
+    if (outcome.kind === 'failed') entry.error = outcome.reason;
+    if (outcome.kind === 'timed_out')
+      entry.error = `no answer within ${a.req.timeout_ms} ms; the remote task was cancelled`;
+    this.d.registry.closed(agent, now, {
+      ok: outcome.kind === 'completed',
+      answered: outcome.kind === 'completed' || (outcome.kind === 'failed' && outcome.answered),
+      latencyMs: latency,
+    });
+    await this.d.db
+      .query(
+        q.updateAgentState({
+          tenant: this.d.tenant,
+          id: agent.id,
+          status: agent.status,
+          load: agent.reportedLoad,
+          successEwma: agent.successEwma,
+          latencyEwma: agent.latencyEwma,
+          lastSeen: agent.lastSeen,
+          now,
+        }),
+      )
+      .catch((err: unknown) => this.d.logger.warn({ err, agent: agent.id }, 'agents: statistics not stored'));
+    return outcome;
+  }
+
+  private refusal(skill: string, r: Exclude<RouteResult, { kind: 'chosen' }>): AppError {
+    if (r.kind === 'no_skill') {
+      const skills = this.d.registry.skills();
+      return new AppError(
+        'NO_AGENT_FOR_SKILL',
+        `no agent offers skill ${JSON.stringify(skill)}; skills: ${skills.join(', ') || 'none registered'}`,
+        { skills },
+      );
+    }
+    if (r.kind === 'cycle')
+      return new AppError(
+        'COLLABORATION_CYCLE',
+        `refused: ${r.cycle.join(' → ')} would wait on itself; answer the request you serve instead`,
+        { cycle: r.cycle },
+      );
+    const agents = this.d.registry.withSkill(skill).map((x) => ({
+      id: x.id,
+      status: x.status,
+      last_seen: x.lastSeen === null ? null : iso(x.lastSeen),
+    }));
+    const busy = r.candidates.every((c) => c.excluded === 'tried');
+    return new AppError(
+      'NO_AGENT_AVAILABLE',
+      `${busy ? 'no other' : 'every'} agent with skill ${skill} is down: ${agents
+        .map((x) => `${x.id} (last seen ${x.last_seen ?? 'never'})`)
+        .join(', ')}`,
+      { agents },
+    );
+  }
+
+  /** The receipt; a key sees its own (an admin every one). */
+  async receipt(refId: string, caller: Principal): Promise<Receipt | undefined> {
+    const [row] = await this.d.db.query<q.CollaborationRow>(q.selectCollaboration(this.d.tenant, refId));
+    if (!row || (caller.role !== 'admin' && row.caller !== caller.name)) return undefined;
+    return {
+      ref_id: row.ref_id,
+      skill: row.skill,
+      agent: row.agent,
+      state: row.state as Receipt['state'],
+      ...(row.result ? { result: JSON.parse(row.result) as Receipt['result'] } : {}),
+      ...(row.error ? { error: JSON.parse(row.error) as Receipt['error'] } : {}),
+      started_at: iso(Number(row.started_at)),
+      finished_at: row.finished_at === null ? null : iso(Number(row.finished_at)),
+      attempts: JSON.parse(row.attempts) as Attempt[],
+      from_task_id: row.from_task_id,
+    };
+  }
+}
+
+function denied(d: GateDecision, agent: string, skill: string): AppError {
+  return new AppError(
+    'DELEGATION_DENIED',
+    d.reason ?? `the policy refused delegating ${skill} to ${agent} (${d.reason_code})`,
+    {
+      reason_code: d.reason_code,
+      decision: d.decision,
+      matched_rules: d.matched_rules.map((r) => r.id),
+      ...(d.approval_id ? { approval_id: d.approval_id } : {}),
+    },
+  );
+}

@@ -1,0 +1,355 @@
+import { AgentCard } from '@a2a-js/sdk';
+import { createEgress, type Egress } from '../egress/index.js';
+import type { Envelope } from '../envelope/index.js';
+import { AppError } from '../errors/index.js';
+import { gatePort } from '../gate/port.js';
+import { DEFAULT_MAX_DEPTH } from '../ingress/admission/config.js';
+import { type Deps, defineModule } from '../kernel/module.js';
+import { optional } from '../kernel/port.js';
+import { tasksPort } from '../tasks/port.js';
+import { CardError, fetchCard, type ReadCard, readCard } from './card.js';
+import { Engine } from './collaborate.js';
+import { agentsSections } from './config.js';
+import { type AgentsService, agentsPort } from './port.js';
+import { type AgentRecord, Registry } from './registry.js';
+import { ENDED_NAMES, type PushTarget, Remote } from './remote.js';
+import { type AgentsRoutes, agentsRoutes } from './routes.js';
+import * as q from './sql.js';
+
+export interface AgentsModuleOptions {
+  /** The egress cards and calls go through (tests: loopback); default from `egress.allow`. */
+  egress?: Egress;
+  /** Where `token_env` and the push source's `token_env` are read (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+const requires = { gate: optional(gatePort), tasks: optional(tasksPort) };
+type AgentsDeps = Deps<typeof requires, typeof agentsSections>;
+
+/** Config agents' cards are fetched again this often (a new skill shows up without a restart). */
+const REFRESH_MS = 5 * 60_000;
+
+/** A push's delivery id as the receiver derives it from an SDK push: `<task id>:<state>`. */
+const DELIVERY_ID = /^(.+):(TASK_STATE_[A-Z_]+)$/;
+
+/** What the module reads of `sources:` (the ingress section) to find its own push receiver. */
+interface SourceEntry {
+  source?: { type?: string; token?: string | string[]; token_env?: string | string[] };
+}
+
+/**
+ * Agents working together (issue #16, seed 002 §6): a registry of remote A2A agents, capability and
+ * weighted routing, collaborations with receipts, timeouts and fallback, no wait-for cycles. Serves
+ * /v1/agents and /v1/collaborations; provides `agentsPort` (the MCP tool `ask_agent`).
+ */
+export function agentsModule(opts: AgentsModuleOptions = {}) {
+  let routes: AgentsRoutes | undefined;
+  let egress: Egress | undefined;
+  let remote: Remote | undefined;
+  const registry = new Registry();
+  return {
+    registry,
+    ...defineModule({
+      name: 'agents',
+      config: agentsSections,
+      requires,
+      provides: [agentsPort],
+      migrations: new URL('./migrations/', import.meta.url),
+      routes(app, deps) {
+        agentsRoutes(app, deps, () => routes);
+      },
+      async start(deps: AgentsDeps) {
+        const env = opts.env ?? process.env;
+        const tenant = deps.config.tenant.id;
+        const ttlMs = deps.config.agents_heartbeat_ttl_seconds * 1000;
+        egress = opts.egress ?? createEgress({ allow: deps.config.egress.allow });
+        const out = egress;
+        const rows = new Map(
+          (await deps.db.query<q.AgentRow>(q.selectAgents(tenant))).map((r) => [r.id, r] as const),
+        );
+        for (const [id, entry] of Object.entries(deps.config.agents)) {
+          const token = entry.token_env ? env[entry.token_env] : undefined;
+          if (entry.token_env && !token)
+            deps.logger.warn(
+              { agent: id },
+              `agents.${id}.token_env: ${entry.token_env} is not set; calls carry no token`,
+            );
+          const row = rows.get(id);
+          let read: ReadCard | undefined;
+          let seen: number | null = null;
+          try {
+            read = await fetchCard(entry.card_url, out);
+            seen = deps.now();
+          } catch (err) {
+            if (!(err instanceof CardError) || !err.retryable)
+              throw new Error(`agents.${id}.card_url: ${(err as Error).message}`);
+            deps.logger.warn({ agent: id, err: err.message }, 'agents: card not fetched; retried later');
+            if (row) read = readCard(JSON.parse(row.card));
+          }
+          if (!read) continue;
+          registry.put(id, read, {
+            source: 'config',
+            cardUrl: entry.card_url,
+            weight: entry.weight,
+            token,
+            registeredBy: 'config',
+            lastSeen: seen,
+            ...(row ? { row } : {}),
+          });
+          await deps.db.query(
+            q.upsertAgent({
+              tenant,
+              id,
+              source: 'config',
+              cardUrl: entry.card_url,
+              card: JSON.stringify(read.json),
+              weight: entry.weight,
+              lastSeen: seen,
+              registeredBy: 'config',
+              now: deps.now(),
+            }),
+          );
+        }
+        for (const row of rows.values()) {
+          if (row.source !== 'api' || deps.config.agents[row.id]) continue;
+          try {
+            registry.put(row.id, readCard(JSON.parse(row.card)), {
+              source: 'api',
+              cardUrl: row.card_url,
+              weight: Number(row.weight),
+              token: undefined,
+              registeredBy: row.registered_by,
+              row,
+              lastSeen: null,
+            });
+          } catch (err) {
+            deps.logger.warn(
+              { agent: row.id, err: (err as Error).message },
+              'agents: a stored card no longer reads',
+            );
+          }
+        }
+        await deps.db.query(q.failAbandoned(tenant, deps.now()));
+
+        remote = new Remote(out, () => pushTarget(deps, env));
+        if (!pushTarget(deps, env))
+          deps.logger.info(
+            'agents: no a2a-push source with a token; collaborations poll GetTask instead of waiting for pushes',
+          );
+        const engine = new Engine({
+          db: deps.db,
+          tenant,
+          now: deps.now,
+          logger: deps.logger,
+          emit: (e, db) => deps.emit(e, db),
+          gate: () => deps.gate,
+          tasks: () => deps.tasks,
+          registry,
+          remote,
+          ttlMs,
+          maxDepth: loopDepth(deps),
+        });
+        const service: AgentsService = {
+          list: () => registry.all().map((a) => registry.listing(a, deps.now(), ttlMs)),
+          collaborate: (req, caller) => engine.collaborate(req, caller),
+          receipt: (refId, caller) => engine.receipt(refId, caller),
+        };
+        const persist = (a: AgentRecord) =>
+          deps.db.query(
+            q.updateAgentState({
+              tenant,
+              id: a.id,
+              status: a.status,
+              load: a.reportedLoad,
+              successEwma: a.successEwma,
+              latencyEwma: a.latencyEwma,
+              lastSeen: a.lastSeen,
+              now: deps.now(),
+            }),
+          );
+        routes = {
+          service: () => service,
+          known: (id) => registry.has(id),
+          async register(req, by) {
+            if (deps.config.agents[req.id])
+              throw new AppError(
+                'conflict',
+                `agent ${req.id} is configured under agents:; its card comes from there`,
+              );
+            let read: ReadCard;
+            try {
+              read = req.card_url ? await fetchCard(req.card_url, out) : readCard(req.card);
+            } catch (err) {
+              if (err instanceof CardError) throw new AppError('AGENT_CARD_INVALID', err.message);
+              throw err;
+            }
+            const now = deps.now();
+            const weight = req.weight ?? 1;
+            const a = registry.put(req.id, read, {
+              source: 'api',
+              cardUrl: req.card_url ?? null,
+              weight,
+              token: undefined,
+              registeredBy: by.name,
+              lastSeen: now,
+            });
+            await deps.db.tx(async (tx) => {
+              await tx.query(
+                q.upsertAgent({
+                  tenant,
+                  id: req.id,
+                  source: 'api',
+                  cardUrl: req.card_url ?? null,
+                  card: JSON.stringify(AgentCard.toJSON(read.card)),
+                  weight,
+                  lastSeen: now,
+                  registeredBy: by.name,
+                  now,
+                }),
+              );
+              await tx.query(
+                q.updateAgentState({
+                  tenant,
+                  id: a.id,
+                  status: a.status,
+                  load: a.reportedLoad,
+                  successEwma: a.successEwma,
+                  latencyEwma: a.latencyEwma,
+                  lastSeen: a.lastSeen,
+                  now,
+                }),
+              );
+              await deps.emit(
+                {
+                  type: 'agent.agent.registered',
+                  actor: { agent_id: by.name },
+                  subject: { resource_ref: `agent:${req.id}` },
+                  redacted_summary: { id: req.id, name: read.name, skills: read.skills, by: by.name },
+                },
+                tx,
+              );
+            });
+            return registry.listing(a, now, ttlMs);
+          },
+          async heartbeat(id, req) {
+            const a = registry.get(id)!;
+            registry.heartbeat(a, deps.now(), req.load, req.status);
+            await persist(a);
+            return registry.listing(a, deps.now(), ttlMs);
+          },
+        };
+        deps.provide(agentsPort, service);
+        if (registry.all().length > 0)
+          deps.logger.info({ agents: registry.all().length }, 'agents: registry loaded');
+      },
+      subscribers(deps) {
+        return [
+          {
+            name: 'agents.pushes',
+            // Settling wakes an attempt in this process; doing it twice is harmless.
+            ownsInbox: true,
+            accepts: (type) => type === 'integration.webhook.accepted',
+            handle: (e) => settlePush(e, deps, remote),
+          },
+        ];
+      },
+      workers(deps) {
+        return [
+          {
+            name: 'agents.cards',
+            intervalMs: REFRESH_MS,
+            tick: async () => {
+              for (const [id, entry] of Object.entries(deps.config.agents)) {
+                const before = registry.get(id);
+                try {
+                  const read = await fetchCard(entry.card_url, egress!);
+                  const token = entry.token_env ? (opts.env ?? process.env)[entry.token_env] : undefined;
+                  registry.put(id, read, {
+                    source: 'config',
+                    cardUrl: entry.card_url,
+                    weight: entry.weight,
+                    token,
+                    registeredBy: 'config',
+                    lastSeen: before ? null : deps.now(),
+                  });
+                  await deps.db.query(
+                    q.upsertAgent({
+                      tenant: deps.config.tenant.id,
+                      id,
+                      source: 'config',
+                      cardUrl: entry.card_url,
+                      card: JSON.stringify(read.json),
+                      weight: entry.weight,
+                      lastSeen: null,
+                      registeredBy: 'config',
+                      now: deps.now(),
+                    }),
+                  );
+                } catch (err) {
+                  deps.logger.warn({ agent: id, err: (err as Error).message }, 'agents: card refresh failed');
+                }
+              }
+            },
+          },
+        ];
+      },
+      async stop() {
+        if (!opts.egress) await egress?.close();
+      },
+    }),
+  };
+}
+
+/** `loop.max_depth` (the ingress section: derived work's storm control), read as data. */
+function loopDepth(deps: AgentsDeps): number {
+  const loop = (deps.config as unknown as { loop?: { max_depth?: number } }).loop;
+  return loop?.max_depth ?? DEFAULT_MAX_DEPTH;
+}
+
+/**
+ * This gateway's own push receiver: the first `sources:` entry (by name) of `type: a2a-push` with a
+ * shared token, at `server.public_url`. Read when a call is made: the URL may be set after start.
+ */
+function pushTarget(deps: AgentsDeps, env: NodeJS.ProcessEnv): PushTarget | undefined {
+  const base = deps.config.server.public_url;
+  if (!base) return undefined;
+  const sources = ((deps.config as unknown as { sources?: Record<string, SourceEntry> }).sources ??
+    {}) as Record<string, SourceEntry>;
+  for (const name of Object.keys(sources).sort()) {
+    const s = sources[name]?.source;
+    if (s?.type !== 'a2a-push') continue;
+    const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+    const envName = first(s.token_env);
+    const token = first(s.token) ?? (envName ? env[envName] : undefined);
+    if (token) return { url: `${base.replace(/\/+$/, '')}/v1/ingress/${name}`, token };
+  }
+  return undefined;
+}
+
+/** An accepted `a2a-push` delivery: if it ends a task an attempt waits on, wake the attempt. */
+async function settlePush(e: Envelope, deps: AgentsDeps, remote: Remote | undefined): Promise<void> {
+  const facts = e.redacted_summary as { source_type?: unknown; delivery_id?: unknown };
+  if (!remote || facts.source_type !== 'a2a-push' || typeof facts.delivery_id !== 'string') return;
+  const m = DELIVERY_ID.exec(facts.delivery_id);
+  if (m) {
+    if (ENDED_NAMES.has(m[2]!)) remote.settle(m[1]!, deps.now());
+    return;
+  }
+  // A sender with its own event ids: the body says which task and state.
+  if (!e.payload_ref) return;
+  const body = await deps.vault.get(e.payload_ref);
+  if (!body) return;
+  let v: {
+    task?: { id?: unknown; status?: { state?: unknown } };
+    statusUpdate?: { taskId?: unknown; status?: { state?: unknown } };
+  };
+  try {
+    v = JSON.parse(body.toString('utf8'));
+  } catch {
+    return;
+  }
+  const id = v.task?.id ?? v.statusUpdate?.taskId;
+  const state = v.task?.status?.state ?? v.statusUpdate?.status?.state;
+  if (typeof id === 'string' && typeof state === 'string' && ENDED_NAMES.has(state))
+    remote.settle(id, deps.now());
+}

@@ -1,0 +1,251 @@
+import { type AgentCard, type Message, type Part, type Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import { type Client, ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import type { Egress } from '../egress/index.js';
+import { guardedFetch } from './card.js';
+import type { AgentRecord } from './registry.js';
+
+/**
+ * One attempt on a remote A2A agent with the official SDK client: `SendMessage` (through the egress
+ * guard, with the agent's token, and a push config pointing at this gateway's `a2a-push` receiver),
+ * then the push of a terminal state (`settle`, from the relay subscriber) or the deadline, whichever
+ * comes first; the result is read with one `GetTask`. At the deadline the remote task is cancelled.
+ * Without a push receiver the task is polled instead, at a backing-off rate.
+ */
+
+export interface PushTarget {
+  url: string;
+  token: string;
+}
+
+export type RemoteOutcome =
+  | { kind: 'completed'; taskId: string | null; text: string }
+  | { kind: 'failed'; taskId: string | null; reason: string; answered: boolean }
+  | { kind: 'timed_out'; taskId: string | null };
+
+const ENDED = new Set<TaskState>([
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+  // A collaboration has no one to answer these: the attempt ends, as failed.
+  TaskState.TASK_STATE_INPUT_REQUIRED,
+  TaskState.TASK_STATE_AUTH_REQUIRED,
+]);
+
+export const stateName = (s: TaskState | undefined) =>
+  taskStateToJSON(s ?? TaskState.TASK_STATE_UNSPECIFIED)
+    .replace(/^TASK_STATE_/, '')
+    .toLowerCase();
+
+/** Terminal state names as pushes carry them (`TASK_STATE_COMPLETED`). */
+export const ENDED_NAMES = new Set([...ENDED].map((s) => taskStateToJSON(s)));
+
+/** Pushes that arrive before `SendMessage` has answered are kept this long for the attempt to find. */
+const EARLY_TTL_MS = 60_000;
+const EARLY_MAX = 10_000;
+/** Without a push receiver: the first poll, and the ceiling the interval doubles up to. */
+const POLL_MIN_MS = 100;
+const POLL_MAX_MS = 2_000;
+
+function textOf(parts: readonly Part[] | undefined): string[] {
+  const out: string[] = [];
+  for (const p of parts ?? []) {
+    const c = p.content;
+    if (c?.$case === 'text') out.push(c.value);
+    else if (c?.$case === 'data') out.push(JSON.stringify(c.value));
+  }
+  return out;
+}
+
+export function resultText(t: Task): string {
+  const fromArtifacts = (t.artifacts ?? []).flatMap((a) => textOf(a.parts));
+  if (fromArtifacts.length > 0) return fromArtifacts.join('\n');
+  return textOf(t.status?.message?.parts).join('\n');
+}
+
+function inputMessage(skill: string, input: unknown, refId: string): Message {
+  const text = typeof input === 'string' ? input : JSON.stringify(input);
+  return {
+    messageId: crypto.randomUUID(),
+    contextId: '',
+    taskId: '',
+    role: 1,
+    parts: [
+      {
+        content: { $case: 'text', value: text },
+        metadata: undefined,
+        filename: '',
+        mediaType: typeof input === 'string' ? 'text/plain' : 'application/json',
+      },
+    ],
+    metadata: { skill, switchboard_ref: refId },
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+const isTask = (r: unknown): r is Task => typeof r === 'object' && r !== null && 'status' in r && 'id' in r;
+
+export class Remote {
+  private readonly clients = new Map<string, { card: AgentCard; client: Promise<Client> }>();
+  private readonly waiters = new Map<string, () => void>();
+  private readonly early = new Map<string, number>();
+
+  constructor(
+    private readonly egress: Pick<Egress, 'send'>,
+    private readonly push: () => PushTarget | undefined,
+  ) {}
+
+  private client(a: AgentRecord): Promise<Client> {
+    const known = this.clients.get(a.id);
+    if (known && known.card === a.card) return known.client;
+    const factory = new ClientFactory({
+      transports: [new JsonRpcTransportFactory({ fetchImpl: guardedFetch(this.egress, a.token) })],
+    });
+    // Only the v1.0 JSON-RPC interface: the card may list others the client would otherwise prefer.
+    const card: AgentCard = {
+      ...a.card,
+      supportedInterfaces: a.card.supportedInterfaces.filter(
+        (i) => i.protocolVersion === '1.0' && i.protocolBinding === 'JSONRPC',
+      ),
+    };
+    const client = factory.createFromAgentCard(card);
+    this.clients.set(a.id, { card: a.card, client });
+    return client;
+  }
+
+  /** A push of a terminal state for `taskId` (the relay subscriber): wakes the attempt waiting on it. */
+  settle(taskId: string, now: number): void {
+    const w = this.waiters.get(taskId);
+    if (w) {
+      w();
+      return;
+    }
+    if (this.early.size >= EARLY_MAX) this.early.clear();
+    this.early.set(taskId, now);
+  }
+
+  async run(
+    a: AgentRecord,
+    skill: string,
+    input: unknown,
+    refId: string,
+    timeoutMs: number,
+    now: () => number,
+  ): Promise<RemoteOutcome> {
+    const abort = new AbortController();
+    let timedOut = false;
+    let wake: () => void = () => {};
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+      wake();
+    }, timeoutMs);
+    let taskId: string | null = null;
+    try {
+      const client = await this.client(a);
+      const push = this.push();
+      let res: unknown;
+      try {
+        res = await client.sendMessage(
+          {
+            tenant: '',
+            message: inputMessage(skill, input, refId),
+            configuration: {
+              acceptedOutputModes: [],
+              taskPushNotificationConfig: push
+                ? {
+                    tenant: '',
+                    id: '',
+                    taskId: '',
+                    url: push.url,
+                    token: push.token,
+                    authentication: undefined,
+                  }
+                : undefined,
+              returnImmediately: true,
+            },
+            metadata: undefined,
+          },
+          { signal: abort.signal },
+        );
+      } catch (err) {
+        if (timedOut) return { kind: 'timed_out', taskId: null };
+        return { kind: 'failed', taskId: null, reason: reasonOf(err), answered: false };
+      }
+      if (!isTask(res)) {
+        const m = res as Partial<Message>;
+        if (Array.isArray(m.parts))
+          return { kind: 'completed', taskId: null, text: textOf(m.parts).join('\n') };
+        return {
+          kind: 'failed',
+          taskId: null,
+          reason: 'the agent answered neither a task nor a message',
+          answered: true,
+        };
+      }
+      let task = res;
+      taskId = task.id;
+      if (!ENDED.has(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) {
+        const id = task.id;
+        const settled = new Promise<void>((resolve) => {
+          wake = resolve;
+          this.waiters.set(id, resolve);
+        });
+        const early = this.early.get(id);
+        if (early !== undefined && now() - early <= EARLY_TTL_MS) {
+          this.early.delete(id);
+          wake();
+        }
+        if (!push) void this.poll(client, id, abort.signal, wake);
+        await settled;
+        this.waiters.delete(id);
+        if (timedOut) {
+          await client.cancelTask({ tenant: '', id, metadata: undefined }).catch(() => undefined);
+          return { kind: 'timed_out', taskId };
+        }
+        try {
+          task = await client.getTask({ tenant: '', id, historyLength: 0 }, { signal: abort.signal });
+        } catch (err) {
+          if (timedOut) return { kind: 'timed_out', taskId };
+          return { kind: 'failed', taskId, reason: reasonOf(err), answered: false };
+        }
+      }
+      const state = task.status?.state;
+      if (state === TaskState.TASK_STATE_COMPLETED)
+        return { kind: 'completed', taskId, text: resultText(task) };
+      const said = textOf(task.status?.message?.parts).join(' ');
+      return {
+        kind: 'failed',
+        taskId,
+        reason: `the agent's task ended ${stateName(state)}${said ? `: ${said.slice(0, 500)}` : ''}`,
+        answered: true,
+      };
+    } finally {
+      clearTimeout(timer);
+      abort.abort(); // ends the poll, if one runs
+      if (taskId) this.waiters.delete(taskId);
+    }
+  }
+
+  /** No push receiver: GetTask until the task ends or the attempt's signal aborts. */
+  private async poll(client: Client, id: string, signal: AbortSignal, wake: () => void): Promise<void> {
+    let wait = POLL_MIN_MS;
+    while (!signal.aborted) {
+      await new Promise((r) => setTimeout(r, wait));
+      if (signal.aborted) return;
+      wait = Math.min(wait * 2, POLL_MAX_MS);
+      const t = await client.getTask({ tenant: '', id, historyLength: 0 }, { signal }).catch(() => undefined);
+      if (t && ENDED.has(t.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) {
+        wake();
+        return;
+      }
+    }
+  }
+}
+
+/** A short reason for a failed call: the SDK's error message (a JSON-RPC error, a parse failure). */
+function reasonOf(err: unknown): string {
+  const m = err instanceof Error ? err.message : String(err);
+  return m.slice(0, 500) || 'the call failed';
+}
