@@ -11,8 +11,9 @@ export const DEFAULT_APPROVAL_TTL_SECONDS = 15 * 60;
 export const MAX_WAIT_SECONDS = 300;
 
 /**
- * How often a waiter re-reads the store: a decision made in this process wakes it at once; this
- * bound is how late a waiter sees a decision made by another replica.
+ * How often a waiter re-reads the store: a decision made in this process wakes it at once, one made on
+ * another replica too (the cluster's NOTIFY); this bound is how late a waiter sees a decision when that
+ * notification was lost (the listening connection dropped).
  */
 export const WAIT_POLL_MS = 500;
 

@@ -1,7 +1,10 @@
+import { clusterPort, leaderOnly } from '../cluster/port.js';
 import { AppError } from '../errors/index.js';
 import { type Deps, defineModule, type Module } from '../kernel/module.js';
+import { optional } from '../kernel/port.js';
+import { startWorker } from '../kernel/worker.js';
 import { type ApprovalsConfig, approvalsConfigSchema } from './config.js';
-import { type Worker, startExpiryWorker } from './expiry.js';
+import { type Worker, expiryWorker } from './expiry.js';
 import { linkRoutes } from './link-routes.js';
 import { approvalsPort } from './port.js';
 import { deriveLinkKey } from './links.js';
@@ -18,9 +21,14 @@ export interface ApprovalsModuleOptions {
 }
 
 const sections = { approvals: approvalsConfigSchema.prefault({}) };
-type ApprovalsDeps = Deps<Record<never, never>, typeof sections>;
+/**
+ * With replicas: a decision on one wakes the waiters on all (the cluster's broadcast), and expiry is a
+ * singleton on the leader (docs/scale.md).
+ */
+const requires = { cluster: optional(clusterPort) };
+type ApprovalsDeps = Deps<typeof requires, typeof sections>;
 
-export interface ApprovalsModule extends Module<Record<never, never>, typeof sections> {
+export interface ApprovalsModule extends Module<typeof requires, typeof sections> {
   /** The running service (after `routes` or `start`), e.g. for `approvalLinks` from the notify module. */
   service(): Approvals | undefined;
 }
@@ -58,6 +66,7 @@ export function approvalsModule(opts: ApprovalsModuleOptions = {}): ApprovalsMod
     ...defineModule({
       name: 'approvals',
       config: sections,
+      requires,
       provides: [approvalsPort],
       migrations: new URL('./migrations/', import.meta.url),
     }),
@@ -70,17 +79,20 @@ export function approvalsModule(opts: ApprovalsModuleOptions = {}): ApprovalsMod
     start(services) {
       const approvals = ensure(services);
       services.provide(approvalsPort, approvals);
+      approvals.useBus(services.cluster);
       if (opts.expiryWorker !== false) {
-        worker = startExpiryWorker({
+        const spec = expiryWorker({
           sweep: () => approvals.expireDue(),
           intervalMs: config!.expiry_sweep_ms,
           logger: services.logger,
         });
+        worker = startWorker(leaderOnly(() => services.cluster, spec));
       }
     },
     async stop() {
       await worker?.stop();
       worker = undefined;
+      impl?.useBus(undefined);
     },
   };
 }

@@ -1,3 +1,5 @@
+import type { ClusterService } from '../cluster/port.js';
+import { RESYNC } from '../cluster/port.js';
 import { maskSecrets } from '../scan/secrets.js';
 import { causedBy, type EnvelopeInput, newId } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
@@ -37,15 +39,21 @@ function clip(text: string): string {
   return truncate(masked, SUMMARY_TEXT_MAX);
 }
 
+/** The cluster broadcast topic of approval state changes; the payload is the approval id. */
+export const APPROVALS_TOPIC = 'approvals';
+
 /**
  * Approvals over the store. Every state change is one conditional UPDATE plus its event in the same
- * transaction; in-process waiters are woken after commit, waiters elsewhere see it on their next poll.
+ * transaction; in-process waiters are woken after commit, waiters on other replicas by the cluster's
+ * broadcast (PostgreSQL NOTIFY, sent at the same commit), and the poll remains as the fallback.
  */
 export class Approvals implements ApprovalService {
   private readonly waiters = new Map<string, Set<() => void>>();
   readonly ttlMs: number;
   private readonly pollMs: number;
   private recheck: PlanRecheck | undefined;
+  private bus: ClusterService | undefined;
+  private unlisten: (() => void) | undefined;
 
   constructor(
     private readonly s: Services,
@@ -57,6 +65,18 @@ export class Approvals implements ApprovalService {
 
   useRecheck(check: PlanRecheck | undefined): void {
     this.recheck = check;
+  }
+
+  /** Wakes this replica's waiters on a broadcast from any replica, and broadcasts this one's changes. */
+  useBus(cluster: ClusterService | undefined): void {
+    this.unlisten?.();
+    this.unlisten = undefined;
+    this.bus = cluster;
+    if (!cluster) return;
+    this.unlisten = cluster.listen(APPROVALS_TOPIC, (id) => {
+      if (id === RESYNC) for (const waiting of [...this.waiters.keys()]) this.wake(waiting);
+      else this.wake(id);
+    });
   }
 
   async request(asked: ApprovalRequestWithApprovers): Promise<ApprovalRecord> {
@@ -267,6 +287,7 @@ export class Approvals implements ApprovalService {
         ),
         tx,
       );
+      await this.bus?.broadcast(tx, APPROVALS_TOPIC, id);
       return won;
     });
     this.wake(id);
@@ -343,6 +364,7 @@ export class Approvals implements ApprovalService {
         ),
         tx,
       );
+      await this.bus?.broadcast(tx, APPROVALS_TOPIC, id);
       return true;
     });
     if (expired) this.wake(id);

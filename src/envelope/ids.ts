@@ -25,6 +25,8 @@ export const ID_PREFIXES = {
   touch: 'tch',
   /** A collaboration between agents (src/agents): the receipt's `ref_id`. */
   collaboration: 'col',
+  /** A gateway process on a shared store (src/cluster): a new one at every start. */
+  replica: 'rep',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

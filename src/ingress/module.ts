@@ -2,6 +2,7 @@ import { type Deps, defineModule, type Module } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
 import { tasksPort } from '../tasks/port.js';
 import { gatePort } from '../gate/port.js';
+import { clusterPort } from '../cluster/port.js';
 import { type AdmissionDeps, admit } from './admission/admit.js';
 import { createEgress } from '../egress/index.js';
 import { fetchAuthoritative } from './admission/fetch.js';
@@ -17,7 +18,8 @@ import { RetentionWorker } from './retention.js';
 import type { SecretLookup } from './source.js';
 import { createSource } from './sources/index.js';
 
-const requires = { tasks: optional(tasksPort), gate: optional(gatePort) };
+/** Retention is a singleton: it runs on the cluster's leader (docs/scale.md). */
+const requires = { tasks: optional(tasksPort), gate: optional(gatePort), cluster: optional(clusterPort) };
 const sections = {
   sources: ingressSourcesSchema.default({}),
   triggers: triggersSectionSchema,
@@ -100,7 +102,11 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
       };
       const run = new Launcher(services, () => triggersById, opts.workers !== false);
       launcher = run;
-      retention = new RetentionWorker(services, () => retentionMs(days));
+      retention = new RetentionWorker(
+        services,
+        () => retentionMs(days),
+        () => services.cluster,
+      );
       admitWith = {
         services,
         triggers: () => triggers,

@@ -1,3 +1,4 @@
+import { type ClusterService, leaderOnly } from '../cluster/port.js';
 import type { Services } from '../kernel/module.js';
 import { startWorker, type Worker } from '../kernel/worker.js';
 import { purgeDeliveries } from './pipeline/deliveries.js';
@@ -15,17 +16,21 @@ export class RetentionWorker {
   constructor(
     private readonly services: Services,
     private readonly retentionMs: () => number,
+    /** Only the leader purges; without a cluster this process does. */
+    private readonly cluster: () => ClusterService | undefined = () => undefined,
   ) {}
 
   start(): void {
-    this.worker ??= startWorker({
-      name: 'ingress.retention',
-      intervalMs: RETENTION_INTERVAL_MS,
-      tick: async () => {
-        await this.runOnce();
-      },
-      onError: (err) => this.services.logger.warn({ err }, 'ingress retention failed; retrying next hour'),
-    });
+    this.worker ??= startWorker(
+      leaderOnly(this.cluster, {
+        name: 'ingress.retention',
+        intervalMs: RETENTION_INTERVAL_MS,
+        tick: async () => {
+          await this.runOnce();
+        },
+        onError: (err) => this.services.logger.warn({ err }, 'ingress retention failed; retrying next hour'),
+      }),
+    );
   }
 
   async stop(): Promise<void> {

@@ -2,11 +2,13 @@ import type { Envelope } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import { once } from '../log/inbox.js';
 import { approvalsPort } from '../approvals/port.js';
+import { clusterPort, leaderOnly } from '../cluster/port.js';
 import { gatePort } from '../gate/port.js';
 import { requireRole } from '../kernel/auth.js';
 import { readJson } from '../kernel/body.js';
 import { type Deps, defineModule, type Module } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
+import type { WorkerSpec } from '../kernel/worker.js';
 import { tasksPort } from '../tasks/port.js';
 import { type NotifyConfig, notifyConfigProblems, notifyConfigSchema, routesSchema } from './config.js';
 import { outboundPort, reporterPort } from './port.js';
@@ -35,6 +37,8 @@ const requires = {
   tasks: optional(tasksPort),
   approvals: optional(approvalsPort),
   gate: optional(gatePort),
+  /** Digests and reminders are singletons: they run on the cluster's leader (docs/scale.md). */
+  cluster: optional(clusterPort),
 };
 const sections = { notify: notifyConfigSchema.prefault({}), routes: routesSchema.default([]) };
 /**
@@ -158,7 +162,8 @@ export function notifyModule(): NotifyModule {
       const services = deps as NotifyDeps;
       const n = running();
       const c = cfg!;
-      return [
+      const leader = () => services.cluster;
+      const specs: WorkerSpec[] = [
         {
           name: 'notify.digests',
           intervalMs: DIGEST_POLL_MS,
@@ -176,6 +181,7 @@ export function notifyModule(): NotifyModule {
           onError: (err) => services.logger.error({ err }, 'notify: approval reminders failed'),
         },
       ];
+      return specs.map((w) => leaderOnly(leader, w));
     },
 
     async stop() {

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { approvalsPort } from '../approvals/port.js';
+import { clusterPort, leaderOnly } from '../cluster/port.js';
 import { deliveryPort } from '../delivery/port.js';
 import { createEgress, type Egress } from '../egress/index.js';
 import { gatePort } from '../gate/port.js';
@@ -31,6 +32,8 @@ const requires = {
   approvals: optional(approvalsPort),
   tasks: optional(tasksPort),
   delivery: optional(deliveryPort),
+  /** The sweep is a singleton: it runs on the cluster's leader (docs/scale.md). */
+  cluster: optional(clusterPort),
 };
 type ReachDepsOf = Deps<typeof requires, typeof reachSections>;
 
@@ -104,7 +107,7 @@ export function reachModule(opts: ReachModuleOptions = {}) {
       },
       workers(deps) {
         return [
-          {
+          leaderOnly(() => deps.cluster, {
             name: 'reach.sweep',
             intervalMs: SWEEP_MS,
             tick: async () => {
@@ -113,7 +116,7 @@ export function reachModule(opts: ReachModuleOptions = {}) {
               await deps.db.query(q.failInterrupted(now - SWEEP_MS, now));
               await deps.db.query(q.deleteExpiredTouches(now));
             },
-          },
+          }),
         ];
       },
       async stop() {

@@ -1,6 +1,7 @@
 import { type Deps, defineModule } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
 import { tasksPort } from '../tasks/port.js';
+import { clusterPort, leaderOnly } from '../cluster/port.js';
 import { repliesPort } from './port.js';
 import { replyKeyOf } from './key.js';
 import { replyRoutes } from './routes.js';
@@ -12,13 +13,15 @@ const TARGET_SUBSCRIBER = 'replies.targets';
 export const REPLY_CHANNEL_TYPES: readonly string[] = ['telegram', 'slack'];
 const SWEEP_MS = 3_600_000;
 
+/** The sweep is a singleton: it runs on the cluster's leader (docs/scale.md). */
+const requires = { tasks: optional(tasksPort), cluster: optional(clusterPort) };
+/** What replies use: the core and, when it runs, the tasks module (a reply resumes a task). */
+export type RepliesDeps = Deps<typeof requires>;
+
 /**
  * Replies from a phone resume a headless session: the signed reply page `/r/{token}`, and the record of
  * which chat message carried which reply target (for Telegram replies, read by the callbacks module).
  */
-const requires = { tasks: optional(tasksPort) };
-/** What replies use: the core and, when it runs, the tasks module (a reply resumes a task). */
-export type RepliesDeps = Deps<typeof requires>;
 
 export function repliesModule() {
   let replies: Replies | undefined;
@@ -60,12 +63,12 @@ export function repliesModule() {
     workers(services) {
       const r = ensure(services);
       return [
-        {
+        leaderOnly(() => services.cluster, {
           name: 'replies.sweep',
           intervalMs: SWEEP_MS,
           tick: () => r.sweep(),
           onError: (err) => svc?.logger.error({ err }, 'replies: sweep failed'),
-        },
+        }),
       ];
     },
   });

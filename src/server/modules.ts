@@ -2,6 +2,7 @@ import { a2aModule } from '../a2a/module.js';
 import { agentsModule } from '../agents/module.js';
 import { approvalsModule } from '../approvals/module.js';
 import { callbacksModule } from '../callbacks/module.js';
+import { clusterModule } from '../cluster/module.js';
 import { consoleModule } from '../console/module.js';
 import { deliveryModule } from '../delivery/module.js';
 import { gateModule } from '../gate/module.js';
@@ -26,6 +27,7 @@ import { coreModule } from './core-routes.js';
 export function allModules() {
   return [
     coreModule(),
+    clusterModule(),
     deliveryModule(),
     approvalsModule(),
     tasksModule(),

@@ -31,6 +31,10 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   'GET /metrics': { summary: 'Prometheus text', who: 'anyone on loopback, else admin' },
   'GET /v1/openapi.json': { summary: 'this document', who: 'anyone' },
   'GET /v1/events': { summary: 'envelopes, filtered by correlation_id, task_id, type, after', who: 'admin' },
+  'GET /v1/cluster': {
+    summary: 'the replicas on this store, their last heartbeat, the leader and its fencing token',
+    who: 'admin',
+  },
   'POST /v1/gate/evaluate': {
     summary: 'a tool intent in, the decision contract out',
     who: 'agent, admin',

@@ -1,5 +1,6 @@
 import { AppError } from '../errors/index.js';
 import { approvalsPort } from '../approvals/port.js';
+import { clusterPort, leaderOnly } from '../cluster/port.js';
 import { type Deps, defineModule, type Module } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
 import { reporterPort } from '../notify/port.js';
@@ -17,6 +18,8 @@ const requires = {
   reporter: optional(reporterPort),
   approvals: optional(approvalsPort),
   tasks: optional(tasksPort),
+  /** The stall watch is a singleton: it runs on the cluster's leader (docs/scale.md). */
+  cluster: optional(clusterPort),
 };
 const sections = { signals: signalsConfigSchema.prefault({}) };
 /** Signals report through notify, take prompts to the phone through approvals, and read tasks. */
@@ -78,14 +81,14 @@ export function signalsModule(): SignalsModule {
     },
     workers(services) {
       return [
-        {
+        leaderOnly(() => (services as SignalsDeps).cluster, {
           name: 'signals.stalls',
           intervalMs: STALL_POLL_MS,
           tick: async () => {
             await stallDue();
           },
           onError: (err) => (services as SignalsDeps).logger.error({ err }, 'signals: stall watch failed'),
-        },
+        }),
       ];
     },
     stop() {

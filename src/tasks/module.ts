@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
+import { clusterPort } from '../cluster/port.js';
 import { once } from '../log/inbox.js';
 import { type Deps, defineModule, type Module, type Services } from '../kernel/module.js';
+import { optional } from '../kernel/port.js';
 import { type TasksConfig, type TasksConfigInput, parseTasksConfig, tasksConfigSchema } from './config.js';
 import { createEgress, type Egress } from '../egress/index.js';
 import { type Poster, egressPoster } from './http.js';
@@ -19,7 +21,7 @@ export interface TasksModuleOptions {
   egress?: Egress;
   /** Default: a fresh UUID per process start. */
   bootId?: string;
-  /** Default: the PostgreSQL advisory lock (always leader on SQLite). */
+  /** Default: the cluster's lease when the cluster module runs, else the PostgreSQL advisory lock (always leader on SQLite). */
   leader?: Leadership;
   /** Default: true. Tests drive `supervisor.tick()` themselves. */
   runSupervisor?: boolean;
@@ -28,9 +30,11 @@ export interface TasksModuleOptions {
 }
 
 const sections = { tasks: tasksConfigSchema.prefault({}) };
-type TasksDeps = Deps<Record<never, never>, typeof sections>;
+/** The supervisor runs on the cluster's leader only (docs/scale.md); alone, it takes its own lock. */
+const requires = { cluster: optional(clusterPort) };
+type TasksDeps = Deps<typeof requires, typeof sections>;
 
-export interface TasksModule extends Module<Record<never, never>, typeof sections> {
+export interface TasksModule extends Module<typeof requires, typeof sections> {
   readonly runner: TaskRunner | undefined;
   readonly supervisor: Supervisor | undefined;
 }
@@ -51,6 +55,7 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
     ...defineModule({
       name: 'tasks',
       config: sections,
+      requires,
       provides: [tasksPort],
       migrations: new URL('./migrations/', import.meta.url),
     }),
@@ -90,7 +95,7 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
         logger: s.logger,
         stallAfterMs: cfg.stall_after_seconds * 1000,
         intervalMs: cfg.supervisor_interval_seconds * 1000,
-        ...(opts.leader ? { leader: opts.leader } : {}),
+        ...(opts.leader ? { leader: opts.leader } : s.cluster ? { leader: clusterLeadership(s) } : {}),
       });
       if (opts.runSupervisor !== false) supervisor.start();
     },
@@ -111,6 +116,17 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
       await supervisor?.stop();
       await runner?.stop();
       if (!opts.egress) await egress?.close();
+    },
+  };
+}
+
+/** The cluster's lease as the supervisor's leadership: ask at each tick, fence each stall's transaction. */
+function clusterLeadership(s: TasksDeps): Leadership {
+  return {
+    acquire: async () => s.cluster?.isLeader() ?? true,
+    release: async () => {},
+    fence: async (tx) => {
+      await s.cluster?.fence(tx);
     },
   };
 }

@@ -29,6 +29,8 @@ export interface SupervisorDeps {
 export interface Leadership {
   acquire(): Promise<boolean>;
   release(): Promise<void>;
+  /** Inside each stall's transaction: throws when this replica lost its term meanwhile (the cluster's fencing token). */
+  fence?(tx: Db): Promise<void>;
 }
 
 /**
@@ -77,6 +79,7 @@ export class Supervisor {
     let raised = 0;
     for (const candidate of rows) {
       const done = await this.deps.db.tx(async (tx) => {
+        await this.leader.fence?.(tx);
         const row = await one<q.TaskRow>(tx, q.markStalled(candidate.id, cutoff, now));
         if (!row) return false;
         const quietFor = Math.round((now - Number(row.last_activity_at)) / 1000);
