@@ -48,10 +48,16 @@ export function isUp(a: Routable, now: number, ttlMs: number): boolean {
   return a.status === 'up' && a.lastSeen !== null && now - a.lastSeen <= ttlMs;
 }
 
+/**
+ * A latency EWMA of this many ms halves an agent's weighted score. Collaborations are jobs of seconds:
+ * a few hundred ms between two agents should not outweigh one of them failing every fifth call.
+ */
+export const LATENCY_SCALE_MS = 5_000;
+
 export function scoreOf(a: Routable, strategy: Strategy): number {
   if (strategy === 'capability') return 1 / (1 + a.load);
   const latency = a.latencyEwma ?? 0;
-  return (a.weight * a.successEwma) / ((1 + a.load) * (1 + latency / 1000));
+  return (a.weight * a.successEwma) / ((1 + a.load) * (1 + latency / LATENCY_SCALE_MS));
 }
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
