@@ -1,6 +1,6 @@
 import { DefaultExecutionEventBusManager, type PushNotificationSender } from '@a2a-js/sdk/server';
 import { deliveryPort } from '../delivery/port.js';
-import { createEgress, type Egress, type Resolver } from '../egress/index.js';
+import { type Egress, liveEgress, type Resolver } from '../egress/index.js';
 import { AppError } from '../errors/index.js';
 import { optional } from '../kernel/port.js';
 import { type Deps, defineModule, type Module, type Principal } from '../kernel/module.js';
@@ -68,10 +68,7 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
       });
     },
     async start(s) {
-      const guard = createEgress({
-        allow: s.config.egress.allow,
-        ...(opts.resolve ? { resolve: opts.resolve } : {}),
-      });
+      const guard = liveEgress(s, opts.resolve ? { resolve: opts.resolve } : {});
       egress = guard;
       keys = new SigningKeys({
         db: s.db,

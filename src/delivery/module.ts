@@ -1,5 +1,5 @@
 import { blockedTarget, guardedSmtp } from '../channels/index.js';
-import { createEgress, type Egress, type EgressOptions } from '../egress/index.js';
+import { type Egress, type EgressOptions, liveEgress } from '../egress/index.js';
 import { AppError } from '../errors/index.js';
 import { channelsConfigSchema } from '../channels/config.js';
 import { type Deps, defineModule, type Module } from '../kernel/module.js';
@@ -56,13 +56,14 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
   let service: DeliveryService | undefined;
   let engine: DeliveryEngine | undefined;
   let egress: Egress | undefined;
+  let offReload: (() => void) | undefined;
   const senders = new Map<string, DynamicSender>();
   const dynamic = (destination: string) => senders.get(destination.split(':', 1)[0]!);
 
   const ensure = (s: DeliveryDeps): DeliveryService => {
     if (service) return service;
     const policies = deliveryPolicies(readConfig(s, opts.config));
-    egress = createEgress({ ...opts.egress, allow: s.config.egress.allow });
+    egress = liveEgress(s, opts.egress);
     const env = opts.env ?? process.env;
     const channels = () => s.config.channels as Record<string, ChannelEntry>;
     const metrics = deliveryMetrics(s.metrics.registry, () => s.db);
@@ -85,6 +86,7 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       ...opts.engine,
     });
     const e = engine;
+    const guard = egress;
     service = createDeliveryService({
       db: s.db,
       log: s.log,
@@ -94,7 +96,10 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       onAppended,
       endpointPolicy: policies,
       retry: policies.retry,
-      policy: egress.policy,
+      // Read on every enqueue: a reloaded `egress.allow` is the one judging the next delivery.
+      get policy() {
+        return guard.policy;
+      },
       secret: (name) => env[name],
       dynamic,
     });
@@ -123,11 +128,16 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
     start(s) {
       const svc = ensure(s);
       warnBlockedChannels(s, egress!, opts.env ?? process.env);
+      // After an edit of `egress`, say again which channels the list now serving refuses.
+      offReload = s.reloads.onReload(() => {
+        if (egress) warnBlockedChannels(s, egress, opts.env ?? process.env);
+      });
       s.provide(deliveryPort, svc);
       s.provide(outboundPort, svc);
       if (opts.workers !== false) engine?.start();
     },
     async stop() {
+      offReload?.();
       await engine?.stop();
       await egress?.close();
       service = undefined;

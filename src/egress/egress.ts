@@ -1,4 +1,4 @@
-import type { Dispatcher } from 'undici';
+import { Dispatcher } from 'undici';
 import { parseAddress } from './addresses.js';
 import { createGuardedDispatcher, type GuardedDispatcherOptions } from './dispatcher.js';
 import { type SendRequest, type SendResult, sendOnce } from './send.js';
@@ -66,10 +66,17 @@ export interface PostOptions {
 }
 
 export interface Egress {
-  /** `egress.allow`, compiled. */
+  /** `egress.allow`, compiled: the serving one (a reload swaps it). */
   readonly policy: EgressPolicy;
   /** The guarded dispatcher (connect-time check, DNS rebinding caught, no redirects). */
   readonly dispatcher: Dispatcher;
+  /**
+   * Serves a new `egress.allow` from now on (SIGHUP or an edited config file, `live.ts`): the next
+   * check, send and connection use it; pooled connections of the old policy are closed once their
+   * requests finish, so a host taken off the list is not reached again over a kept-alive socket.
+   * Returns whether the list changed.
+   */
+  reload(allow: readonly string[]): boolean;
   /** The early check: whether a URL may be reached, with a clean reason; sends nothing. */
   check(url: string | URL): Promise<UrlCheck>;
   /** One attempt through the dispatcher; never throws for network or HTTP failures. */
@@ -112,13 +119,60 @@ async function judgeHost(
   return checkAddress(bare, bare, policy) ?? { kind: 'resolved', addresses: [{ address: bare, family }] };
 }
 
+/**
+ * The dispatcher callers hold while the policy under it is swapped: every request goes to the guarded
+ * Agent of the serving policy; a swap lets the old Agent finish what it carries, then closes it.
+ */
+class SwappingDispatcher extends Dispatcher {
+  constructor(private current: Dispatcher) {
+    super();
+  }
+
+  swap(next: Dispatcher): void {
+    const old = this.current;
+    this.current = next;
+    old.close().catch(() => {});
+  }
+
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    return this.current.dispatch(options, handler);
+  }
+
+  override close(): Promise<void>;
+  override close(callback: () => void): void;
+  override close(callback?: () => void): Promise<void> | void {
+    const done = this.current.close();
+    if (!callback) return done;
+    done.then(callback, callback);
+  }
+
+  override destroy(): Promise<void>;
+  override destroy(err: Error | null): Promise<void>;
+  override destroy(callback: () => void): void;
+  override destroy(err: Error | null, callback: () => void): void;
+  override destroy(a?: Error | null | (() => void), b?: () => void): Promise<void> | void {
+    const err = typeof a === 'function' ? null : (a ?? null);
+    const callback = typeof a === 'function' ? a : b;
+    const done = this.current.destroy(err);
+    if (!callback) return done;
+    done.then(callback, callback);
+  }
+}
+
+const sameList = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && [...a].sort().every((v, i) => v === [...b].sort()[i]);
+
 export function createEgress(opts: EgressOptions): Egress {
-  const policy = compileEgressPolicy(opts.allow, {
-    ...(opts.httpsOnly !== undefined ? { httpsOnly: opts.httpsOnly } : {}),
-    ...(opts.resolve ? { resolve: opts.resolve } : {}),
-  });
-  const dispatcher = opts.dispatcher ?? createGuardedDispatcher(policy, opts);
+  const compile = (allow: readonly string[]) =>
+    compileEgressPolicy(allow, {
+      ...(opts.httpsOnly !== undefined ? { httpsOnly: opts.httpsOnly } : {}),
+      ...(opts.resolve ? { resolve: opts.resolve } : {}),
+    });
+  let allowed = [...opts.allow];
+  let policy = compile(allowed);
   const owned = opts.dispatcher === undefined;
+  const swapping = owned ? new SwappingDispatcher(createGuardedDispatcher(policy, opts)) : undefined;
+  const dispatcher: Dispatcher = swapping ?? (opts.dispatcher as Dispatcher);
   const send = async (req: Omit<SendRequest, 'dispatcher'>): Promise<SendResult> => {
     // The early check before every send: a scheme undici would reject with a bare error (`file:`,
     // `gopher:`) and user info it would silently drop must both be `blocked`, never `other` (which
@@ -138,8 +192,17 @@ export function createEgress(opts: EgressOptions): Egress {
   };
 
   return {
-    policy,
+    get policy() {
+      return policy;
+    },
     dispatcher,
+    reload(allow) {
+      if (sameList(allow, allowed)) return false;
+      allowed = [...allow];
+      policy = compile(allowed);
+      swapping?.swap(createGuardedDispatcher(policy, opts));
+      return true;
+    },
     check: (url) => checkUrl(url, policy),
     send,
     async post(req, o = {}) {

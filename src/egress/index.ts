@@ -9,3 +9,4 @@ export * from './send.js';
 export * from './sign.js';
 export * from './ssrf.js';
 export * from './url.js';
+export * from './live.js';

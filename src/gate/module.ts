@@ -19,7 +19,7 @@ import { HistoryStore } from './service/history-store.js';
 import { deriveCapabilityKey } from './service/keys.js';
 import { gateRoutes } from './service/routes.js';
 import { Gate } from './service/service.js';
-import { DEFAULT_WATCH_DEBOUNCE_MS, type FileWatch, watchFiles } from './service/watch.js';
+import { DEFAULT_WATCH_DEBOUNCE_MS, type FileWatch, watchFiles } from '../kernel/watch.js';
 import type { CapabilityKey, CapabilitySigner } from './types.js';
 
 const requires = { tasks: optional(tasksPort), approvals: optional(approvalsPort) };

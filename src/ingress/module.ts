@@ -4,7 +4,7 @@ import { tasksPort } from '../tasks/port.js';
 import { gatePort } from '../gate/port.js';
 import { clusterPort } from '../cluster/port.js';
 import { type AdmissionDeps, admit } from './admission/admit.js';
-import { createEgress } from '../egress/index.js';
+import { liveEgress } from '../egress/index.js';
 import { fetchAuthoritative } from './admission/fetch.js';
 import { type LoopConfig, loopSchema } from './admission/config.js';
 import { checkTriggerSources, triggersSectionSchema } from './config.js';
@@ -81,7 +81,7 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
       const parsed = services.config.sources;
       const sources = new Map<string, RouteSource>();
       // Re-reads and a sender's JWKS go through the egress allow-list like every other outbound request.
-      const egress = createEgress({ allow: services.config.egress.allow });
+      const egress = liveEgress(services);
       for (const [name, entry] of Object.entries(parsed)) {
         sources.set(name, {
           name,

@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import type { ConfigReloads } from './reload.js';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { ConfigProblem } from '../config/load.js';
@@ -65,6 +66,8 @@ export interface Services {
    * something slow (a hook waiting for its approval) ends early instead of holding the shutdown.
    */
   stopping: AbortSignal;
+  /** Config edits while running (SIGHUP, the config file changed): `egress.allow` is read live through it. */
+  reloads: ConfigReloads;
   /** Appends an event (and its outbox row) using the configured tenant and environment. */
   emit(input: EnvelopeInput, db?: Db): Promise<Envelope>;
 }

@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { approvalsPort } from '../approvals/port.js';
 import { clusterPort, leaderOnly } from '../cluster/port.js';
 import { deliveryPort } from '../delivery/port.js';
-import { createEgress, type Egress } from '../egress/index.js';
+import { type Egress, liveEgress } from '../egress/index.js';
 import { gatePort } from '../gate/port.js';
 import { type Deps, defineModule } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
@@ -66,7 +66,7 @@ export function reachModule(opts: ReachModuleOptions = {}) {
         reachRoutes(app, deps, () => service);
       },
       async start(deps: ReachDepsOf) {
-        egress = opts.egress ?? createEgress({ allow: deps.config.egress.allow });
+        egress = opts.egress ?? liveEgress(deps);
         const tools = await buildRegistry(deps, opts, egress);
         engine = new Reach(
           {

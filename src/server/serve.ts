@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { AddressInfo, Socket } from 'node:net';
 import { serve as listen, type ServerType } from '@hono/node-server';
 import type { CoreConfig } from '../config/schema.js';
@@ -6,6 +7,9 @@ import type { App, Module, Services } from '../kernel/module.js';
 import { createApp } from './app.js';
 import { allModules, appMigrations, withAppModules } from './modules.js';
 import { type BuildOptions, buildServices } from './services.js';
+import { ReloadHub } from '../kernel/reload.js';
+import { configSpec } from './config.js';
+import { watchConfig } from './reload.js';
 
 export interface RunningServer {
   app: App;
@@ -19,20 +23,37 @@ export interface RunningServer {
 
 export async function startServer(
   config: CoreConfig,
-  opts: BuildOptions & { modules?: readonly Module[] } = {},
+  opts: BuildOptions & {
+    modules?: readonly Module[];
+    /** Read the config file again on SIGHUP and when it changes (default true when served from a file). */
+    watchConfig?: boolean;
+  } = {},
 ): Promise<RunningServer> {
   const modules = opts.modules ?? allModules();
   const stopping = new AbortController();
+  const reloads = opts.reloads ?? new ReloadHub();
   // Every app module's tables exist even when a test runs a few modules, as they always have.
   const services = await buildServices(config, {
     migrations: appMigrations(withAppModules(modules)),
     ...opts,
     stopping: stopping.signal,
+    reloads,
   });
   const kernel = new Kernel(services, modules);
   const app = createApp(services, kernel);
   await kernel.start();
   services.relay.start();
+  const configWatch =
+    opts.watchConfig === false || !existsSync(services.configSource)
+      ? undefined
+      : watchConfig({
+          path: services.configSource,
+          spec: configSpec(withAppModules(modules)),
+          serving: config.egress.allow,
+          hub: reloads,
+          logger: services.logger,
+          ...(opts.env ? { env: opts.env } : {}),
+        });
 
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = listen({ fetch: app.fetch, hostname: config.server.host, port: config.server.port }, () =>
@@ -62,6 +83,7 @@ export async function startServer(
     draining ??= (async () => {
       // Held hooks end now with no decision, so the close below is not kept waiting by them.
       stopping.abort();
+      configWatch?.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Idle keep-alive sockets would hold close() open until they time out.
       (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();

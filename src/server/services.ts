@@ -14,6 +14,7 @@ import { openStore } from '../store/open.js';
 import type { Db } from '../store/port.js';
 import { appMigrations } from './modules.js';
 import { startWorker } from '../kernel/worker.js';
+import { ReloadHub } from '../kernel/reload.js';
 
 export interface BuildOptions {
   env?: NodeJS.ProcessEnv;
@@ -25,6 +26,8 @@ export interface BuildOptions {
   defaultMetrics?: boolean;
   /** The migrations to bring an opened store to (default: the log's and every app module's). */
   migrations?: MigrationFolder[];
+  /** Where config reloads are published (`Services.reloads`); a hub of its own by default. */
+  reloads?: ReloadHub;
   /** Aborted when the server begins to stop (`Services.stopping`); by default never. */
   stopping?: AbortSignal;
 }
@@ -69,6 +72,7 @@ export async function buildServices(config: CoreConfig, opts: BuildOptions = {})
     configSource: opts.configSource ?? 'built-in defaults',
     now,
     stopping: opts.stopping ?? new AbortController().signal,
+    reloads: opts.reloads ?? new ReloadHub(),
     async emit(input: EnvelopeInput, tx?: Db) {
       const env = await log.append(input, tx);
       metrics.eventsAppended.inc({ type: env.type });

@@ -5,7 +5,7 @@ import { once } from '../log/inbox.js';
 import { type Deps, defineModule, type Module, type Services } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
 import { type TasksConfig, type TasksConfigInput, parseTasksConfig, tasksConfigSchema } from './config.js';
-import { createEgress, type Egress } from '../egress/index.js';
+import { type Egress, liveEgress } from '../egress/index.js';
 import { type Poster, egressPoster } from './http.js';
 import { tasksPort } from './port.js';
 import { taskRoutes } from './routes.js';
@@ -70,7 +70,7 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
     },
     async start(s: TasksDeps) {
       const cfg = readConfig(s, opts.config);
-      egress = opts.egress ?? createEgress({ allow: s.config.egress.allow });
+      egress = opts.egress ?? liveEgress(s);
       runner = new TaskRunner({
         db: s.db,
         emit: (input, db) => s.emit(input, db),

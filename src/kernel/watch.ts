@@ -1,7 +1,10 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 
-/** Editors write a file in several steps (truncate, write, rename); one reload after they settle. */
+/**
+ * File watching shared by the gate (policy files) and the server (the config file, for `egress`).
+ * Editors write a file in several steps (truncate, write, rename); one reload after they settle.
+ */
 export const DEFAULT_WATCH_DEBOUNCE_MS = 150;
 
 export interface FileWatch {
