@@ -5,6 +5,7 @@ import type { ProgressResult } from '../notify/port.js';
 import type { ToolListing, TouchResponse } from '../reach/protocol.js';
 import type { ApprovalOutcome, ProgressSink } from './tools.js';
 import { outcomeOf } from './approval.js';
+import { MODERN_VERSION, VERSION_KEY } from './modern.js';
 
 /**
  * The gateway as `switchboard mcp` and `switchboard notify` reach it: `SWITCHBOARD_URL` with
@@ -145,6 +146,38 @@ export class Gateway {
     if (json && typeof json.request_id === 'string') return json;
     const e = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
     throw new Error(`the gateway answered ${res.status} ${e?.code ?? ''}: ${e?.message ?? 'no message'}`);
+  }
+
+  /**
+   * Seed 000's "reject and alert" on stdio: a `report_progress` or `ask_approval` that names recipients
+   * is refused here by the tool schema, and the gateway must also record it and tell the owner. The
+   * call is handed to the gateway's `/mcp` as a stateless 2026-07-28 request, where the same check as
+   * for HTTP clients runs under this key and task (http.ts `alertOnRecipients`); its answer, the same
+   * refusal, is not needed. A gateway that cannot be reached is reported, never retried in a loop.
+   */
+  async reportRefusedCall(call: { id?: unknown; params: Record<string, unknown> }): Promise<void> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.o.key}`,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-protocol-version': MODERN_VERSION,
+    };
+    if (this.o.taskId) headers['x-switchboard-task'] = this.o.taskId;
+    const meta = { ...((call.params._meta as Record<string, unknown> | undefined) ?? {}) };
+    meta[VERSION_KEY] = MODERN_VERSION;
+    const res = await (this.o.fetch ?? fetch)(new URL('/mcp', this.o.url), {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: typeof call.id === 'number' || typeof call.id === 'string' ? call.id : 0,
+        method: 'tools/call',
+        params: { ...call.params, _meta: meta },
+      }),
+    });
+    await res.body?.cancel();
+    if (res.status === 401 || res.status === 403)
+      throw new Error(`the gateway refused the key (${res.status}) while recording the refused call`);
   }
 
   reportProgress(args: ReportProgressArgs): Promise<ProgressResult> {

@@ -7,6 +7,7 @@ import {
 import { AppError } from '../errors/index.js';
 import { reportContext } from '../notify/context.js';
 import { recipientKeysIn } from '../notify/recipients.js';
+import { refusedRecipientCall } from './recipients.js';
 import { requireRole } from '../kernel/auth.js';
 import { parseJsonBytes, readBody } from '../kernel/body.js';
 import type { App, Deps } from '../kernel/module.js';
@@ -108,20 +109,16 @@ function reachTools(services: McpDeps): (ctx: ReturnType<typeof reportContext>) 
   };
 }
 
-/** The tools whose schemas refuse recipients: a call naming one is also recorded and alerted. */
-const GOVERNED_TOOLS = new Set(['report_progress', 'ask_approval']);
-
 /**
  * Seed 000's "reject and alert" on MCP: the SDK refuses a `report_progress` or `ask_approval` whose
  * arguments name recipients before any handler of ours runs, so the call is read here, before it.
  */
 async function alertOnRecipients(reporter: Reporter, body: unknown, ctx: ReportContext): Promise<void> {
   for (const msg of Array.isArray(body) ? body : [body]) {
-    const m = msg as { method?: unknown; params?: { name?: unknown; arguments?: unknown } } | null;
-    if (m?.method !== 'tools/call' || typeof m.params?.name !== 'string') continue;
-    if (!GOVERNED_TOOLS.has(m.params.name)) continue;
-    const keys = recipientKeysIn(m.params.arguments);
-    if (keys.length > 0) await reporter.recipientsRefused?.(m.params.name, keys, ctx);
+    const call = refusedRecipientCall(msg);
+    if (!call) continue;
+    const keys = recipientKeysIn(call.params['arguments']);
+    await reporter.recipientsRefused?.(call.params['name'] as string, keys, ctx);
   }
 }
 

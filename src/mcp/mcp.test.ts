@@ -303,14 +303,25 @@ describe('switchboard mcp over stdio', () => {
     expect(g.seen.at(-1)?.message).toMatchObject({ stage: 'blocked', summary: 'need a DB password' });
   });
 
-  it('refuses a smuggled recipient before calling the gateway', async () => {
+  it('refuses a smuggled recipient, and the gateway records it and alerts the owner (seed 000)', async () => {
     const before = g.seen.length;
     const result = await client.callTool({
-      name: 'report_progress',
-      arguments: { stage: 'done', summary: 'x', to: 'someone' },
+      name: 'ask_approval',
+      arguments: { action: 'wire money', reason: 'x', to: 'someone@example.com', chat_id: '42' },
     });
     expect(result.isError).toBe(true);
-    expect(g.seen.length).toBe(before);
+    const alert = await until(() =>
+      g.seen.slice(before).find((x) => String(x.message.summary).includes('tried to choose recipients')),
+    );
+    expect(alert).toMatchObject({ destination: 'phone' });
+    // Nothing of the refused call was reported or asked: the alert is the only message.
+    expect(g.seen.slice(before).filter((x) => x !== alert)).toEqual([]);
+    const blocked = (
+      await g.server.services.log.list({ type: 'agent.notification.blocked', newestFirst: true, limit: 1 })
+    ).map((e) => e.envelope);
+    expect(blocked[0]?.subject.tool).toBe('ask_approval');
+    expect(blocked[0]?.redacted_summary).toEqual({ reason: 'recipient_in_tool_call', keys: ['to', 'chat_id'] });
+    expect(JSON.stringify(blocked)).not.toContain('someone@example.com');
   });
 
   it('asks for approval through POST /v1/approvals?wait= and returns approved', async () => {

@@ -6,6 +6,7 @@ import { relayPermissions } from './channel.js';
 import { isModernRequest, ModernMcp } from './modern.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ReportContext } from '../notify/port.js';
+import { refusedRecipientCall } from './recipients.js';
 
 /** On stdio the gateway knows the caller from the key; this names the one in-process client. */
 const STDIO_CALLER: ReportContext = { principal: { name: 'stdio', role: 'agent' }, task_id: null };
@@ -45,6 +46,16 @@ export async function serveStdio(opts: GatewayOptions): Promise<void> {
   const modern = new ModernMcp(build);
   const classic = transport.onmessage;
   transport.onmessage = (message: JSONRPCMessage) => {
+    const refused = refusedRecipientCall(message);
+    if (refused) {
+      void gateway
+        .reportRefusedCall(refused)
+        .catch((err: unknown) =>
+          process.stderr.write(
+            `switchboard mcp: a call naming recipients was refused but could not be recorded: ${(err as Error).message}\n`,
+          ),
+        );
+    }
     if (!isModernRequest(message)) return classic?.(message);
     void modern
       .answer(STDIO_CALLER, message)
