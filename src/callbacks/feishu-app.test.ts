@@ -41,7 +41,13 @@ describe.each(await dialects())('a Feishu app card decides an approval, end to e
     gw = await testGateway({
       dialect,
       config: {
-        auth: { keys: [{ name: 'bot', role: 'agent', key: KEYS.agent }] },
+        auth: {
+          keys: [
+            { name: 'bot', role: 'agent', key: KEYS.agent },
+            { name: 'me', role: 'approver', key: KEYS.approver },
+            { name: 'ops', role: 'admin', key: KEYS.admin },
+          ],
+        },
         channels: {
           lark: {
             type: 'feishu',
@@ -142,6 +148,22 @@ describe.each(await dialects())('a Feishu app card decides an approval, end to e
     });
     return ((await res.json()) as { status: string }).status;
   };
+  /** Waits (bounded) until the stand-in holds the card updated to a decision (no buttons left). */
+  async function updated(card: StoredMessage): Promise<string[]> {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const stored = platform.messages.find((m) => m.messageId === card.messageId)!;
+      const done = !stored.card.body.elements.some((e) => e.tag === 'button');
+      if (done || Date.now() > deadline) return stored.card.body.elements.map((e) => e.text?.content ?? '');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+  const decide = (id: string, decision: 'approve' | 'reject') =>
+    fetch(`${gateway.url}/v1/approvals/${id}/decision`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEYS.approver}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision }),
+    });
   const buttonValue = (card: StoredMessage, decision: 'approve' | 'reject') =>
     card.card.body.elements
       .flatMap((e) => e.behaviors ?? [])
@@ -166,6 +188,45 @@ describe.each(await dialects())('a Feishu app card decides an approval, end to e
     const late = await press(buttonValue(card!, 'reject'), 'ou_boss');
     expect(await late.json()).toEqual({ toast: { type: 'info', content: 'already decided' } });
     expect(await statusOf(id)).toBe('approved');
+
+    // The card is replaced in place: no buttons, and who decided when.
+    const lines = await updated(card!);
+    expect(lines[1]).toMatch(/^Approved by feishu:ou_boss at \d{4}-\d\d-\d\d \d\d:\d\d UTC\.$/);
+    const patch = platform.updateRequests().find((r) => r.url.endsWith(card!.messageId));
+    expect(patch?.headers['authorization']).toMatch(/^Bearer t-/);
+  }, 30_000);
+
+  it('updates the card when someone decides elsewhere (the API), with a token refreshed after expiry', async () => {
+    const id = await ask('rotate the signing key');
+    const card = await cardFor(id);
+    expect(card).toBeDefined();
+    const tokensBefore = platform.tokenRequests();
+    platform.expireTokens();
+    expect((await decide(id, 'reject')).status).toBe(200);
+    const lines = await updated(card!);
+    expect(lines[1]).toMatch(/^Rejected by me at .* UTC\.$/);
+    expect(platform.tokenRequests()).toBe(tokensBefore + 1);
+  }, 30_000);
+
+  it('records a card Feishu will not update (recalled) as a dead delivery, not a loop', async () => {
+    const id = await ask('purge the cache');
+    const card = await cardFor(id);
+    platform.recall(card!.messageId);
+    expect((await decide(id, 'approve')).status).toBe(200);
+    const deadline = Date.now() + 15_000;
+    let dead: { status: string; last_error: string | null } | undefined;
+    while (!dead && Date.now() < deadline) {
+      const res = await fetch(`${gateway.url}/v1/deliveries?status=dead`, {
+        headers: { authorization: `Bearer ${KEYS.admin}` },
+      });
+      const body = (await res.json()) as {
+        deliveries?: { destination: string; status: string; last_error: string | null }[];
+      };
+      dead = body.deliveries?.find((d) => d.destination === `feishu-card:lark/${card!.messageId}`);
+      if (!dead) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(dead?.last_error).toContain('230011');
+    expect(platform.updateRequests().filter((r) => r.url.endsWith(card!.messageId))).toHaveLength(1);
   }, 30_000);
 
   it('rejects from the reject button of another approval', async () => {

@@ -3,6 +3,13 @@ import { deliveryPort } from '../delivery/port.js';
 import { type Deps, defineModule } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
 import { repliesPort } from '../replies/port.js';
+import {
+  endsApproval,
+  feishuCardSender,
+  onApprovalEnded,
+  onFeishuDelivered,
+  sweepFeishuCards,
+} from './cards.js';
 import { type CallbacksConfig, callbacksConfig } from './config.js';
 import {
   type CallbackState,
@@ -65,9 +72,15 @@ function resolve(
   return { slack, telegram, feishu };
 }
 
+/** Subscriber names key the inbox: renaming one makes it see old events again. */
+const CARDS_SUBSCRIBER = 'callbacks.feishu_cards';
+const CARD_UPDATES_SUBSCRIBER = 'callbacks.feishu_card_updates';
+const SWEEP_MS = 3_600_000;
+
 /**
  * Approvals from a phone: Slack Block Kit buttons, Telegram inline keyboards and Feishu app-card
- * buttons come back here as verified callbacks and decide through `services.approvals`.
+ * buttons come back here as verified callbacks and decide through `services.approvals`. Feishu app
+ * cards are then updated in place to show the decision (`cards.ts`, table `feishu_cards`, 0470).
  */
 export function callbacksModule(opts: CallbacksOptions = {}) {
   let state: CallbackState = { slack: new Map(), telegram: new Map(), feishu: new Map() };
@@ -75,6 +88,7 @@ export function callbacksModule(opts: CallbacksOptions = {}) {
     name: 'callbacks',
     config: sections,
     requires,
+    migrations: new URL('./migrations/', import.meta.url),
     routes(app, services) {
       callbackRoutes(app, services, () => state);
     },
@@ -86,6 +100,34 @@ export function callbacksModule(opts: CallbacksOptions = {}) {
         (name) => services.delivery.channel(name),
         opts.secrets ?? ((env) => process.env[env]),
       );
+      services.delivery.addSender?.(feishuCardSender(services));
+    },
+    subscribers(services) {
+      return [
+        {
+          name: CARDS_SUBSCRIBER,
+          accepts: (t) => t === 'integration.delivery.succeeded',
+          // Both effects are idempotent (ON CONFLICT DO NOTHING; one delivery per event and card).
+          ownsInbox: true,
+          handle: (event) => onFeishuDelivered(services, event),
+        },
+        {
+          name: CARD_UPDATES_SUBSCRIBER,
+          accepts: endsApproval,
+          ownsInbox: true,
+          handle: (event) => onApprovalEnded(services, event),
+        },
+      ];
+    },
+    workers(services) {
+      return [
+        {
+          name: 'callbacks.feishu_cards.sweep',
+          intervalMs: SWEEP_MS,
+          tick: () => sweepFeishuCards(services),
+          onError: (err) => services.logger.error({ err }, 'callbacks: card sweep failed'),
+        },
+      ];
     },
   });
 }

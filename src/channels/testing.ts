@@ -62,7 +62,7 @@ export async function startReceiver(answer: (req: ReceivedRequest) => Answer): P
 /** A plain fetch-based sender for tests; production passes the delivery engine's guarded one. */
 export const fetchPost: HttpPost = async (req) => {
   const res = await fetch(req.url, {
-    method: 'POST',
+    method: req.method ?? 'POST',
     headers: req.headers,
     body: req.body,
     redirect: 'manual',

@@ -1,6 +1,6 @@
 import { port } from '../kernel/port.js';
 import type { Outbound } from '../notify/port.js';
-import type { SendDeps, SendResult } from '../channels/index.js';
+import type { ChannelKind, SendDeps, SendResult } from '../channels/index.js';
 import type { BreakerState } from './breaker.js';
 import type { DeliveryView, ListFilter, ReplayFilter, ReplayOutcome } from './engine/service.js';
 
@@ -17,6 +17,8 @@ export interface DynamicSender {
   type: string;
   /** One attempt: the payload as enqueued; never throws for provider or network failures. */
   send(payload: unknown, deps: SendDeps): Promise<SendResult>;
+  /** The provider's reading of a non-2xx answer (as a channel kind's `verdict`), preferred over the status. */
+  verdict?: ChannelKind<unknown>['verdict'];
 }
 
 /** A configured channel as the delivery module knows it: its name, type and entry (secrets still env names). */

@@ -44,6 +44,8 @@ export interface PostRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
+  /** POST unless said; PATCH updates a sent message in place (Feishu cards). */
+  method?: 'POST' | 'PATCH';
   timeoutMs?: number;
 }
 
@@ -210,8 +212,15 @@ export function createEgress(opts: EgressOptions): Egress {
         o.maxTimeoutMs === undefined
           ? req.timeoutMs
           : Math.min(req.timeoutMs ?? o.maxTimeoutMs, o.maxTimeoutMs);
-      const { url, headers, body } = req;
-      const r = await send({ url, headers, body, timeoutMs, maxResponseBytes: o.maxResponseBytes });
+      const { url, headers, body, method } = req;
+      const r = await send({
+        url,
+        headers,
+        body,
+        timeoutMs,
+        maxResponseBytes: o.maxResponseBytes,
+        ...(method ? { method } : {}),
+      });
       o.onResult?.(r);
       if (r.error === 'blocked')
         throw new TargetRefusedError(`egress refused: ${r.detail ?? 'blocked'}`, r.blocked);

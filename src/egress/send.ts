@@ -31,7 +31,7 @@ export interface SendRequest {
   /** Absent for a GET (the ingress re-read). */
   body?: string | Uint8Array;
   headers: Record<string, string>;
-  method?: 'POST' | 'PUT' | 'GET';
+  method?: 'POST' | 'PUT' | 'PATCH' | 'GET';
   timeoutMs?: number;
   maxResponseBytes?: number;
   dispatcher: Dispatcher;

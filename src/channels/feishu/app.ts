@@ -193,8 +193,8 @@ function tokenInvalid(res: HttpResponse): boolean {
 }
 
 /**
- * format → token → `im/v1/messages`; a token the platform calls invalid is dropped, fetched again
- * and the message sent once more (same body, same uuid, so Feishu still posts it at most once).
+ * format → token → `im/v1/messages`; on a token the platform calls invalid the message is sent once
+ * more (same body, same uuid, so Feishu still posts it at most once).
  */
 export async function sendFeishuApp(
   msg: Message,
@@ -209,20 +209,57 @@ export async function sendFeishuApp(
     if (err instanceof ChannelConfigError) return { kind: 'dead', reason: err.message };
     throw err;
   }
+  const res = await postAsApp(app, deps, req);
+  return failed(res) ? res : parseFeishuResult(res);
+}
+
+/**
+ * One open-API request as the app: the cached tenant token as `Authorization: Bearer t-…`; a token
+ * the platform calls invalid is dropped, fetched again and the request sent once more.
+ */
+async function postAsApp(
+  app: FeishuAppConfig,
+  deps: SendDeps,
+  req: HttpRequest,
+): Promise<HttpResponse | Failure> {
   const withToken = (token: string): HttpRequest => ({
     ...req,
     headers: { ...req.headers, authorization: `Bearer ${token}` },
   });
   let token = await tenantToken(app, deps);
   if (token.kind !== 'token') return token;
-  let res = await post(deps, withToken(token.token));
-  if (failed(res)) return res;
-  if (tokenInvalid(res)) {
-    forget(app, token.token);
-    token = await tenantToken(app, deps);
-    if (token.kind !== 'token') return token;
-    res = await post(deps, withToken(token.token));
-    if (failed(res)) return res;
+  const res = await post(deps, withToken(token.token));
+  if (failed(res) || !tokenInvalid(res)) return res;
+  forget(app, token.token);
+  token = await tenantToken(app, deps);
+  if (token.kind !== 'token') return token;
+  return post(deps, withToken(token.token));
+}
+
+/**
+ * Replaces a card this app sent (`PATCH im/v1/messages/:message_id`, the card as a JSON string in
+ * `content`; both cards declare `config.update_multi`). Same token rules as a send: one fresh token
+ * and one more try when the platform calls the cached one invalid. A message Feishu no longer updates
+ * (recalled, older than 14 days, not a shared card) answers a non-zero code and is dead, not retried.
+ */
+export async function updateFeishuAppCard(
+  messageId: string,
+  card: unknown,
+  app: FeishuAppConfig,
+  deps: SendDeps,
+): Promise<SendResult> {
+  if (!/^om_[A-Za-z0-9_-]+$/.test(messageId)) {
+    return { kind: 'dead', reason: `not a Feishu message id: ${providerText(messageId)}` };
   }
-  return parseFeishuResult(res);
+  const req: HttpRequest = {
+    url: `${openApiBase(app)}/open-apis/im/v1/messages/${messageId}`,
+    method: 'PATCH',
+    headers: { ...JSON_HEADERS },
+    body: JSON.stringify({ content: JSON.stringify(card) }),
+  };
+  const res = await postAsApp(app, deps, req);
+  if (failed(res)) return res;
+  const verdict = parseFeishuResult(res);
+  // The update answers no message id of its own: the card keeps the one it was sent with.
+  return verdict.kind === 'ok' ? { kind: 'ok', providerId: messageId } : verdict;
 }

@@ -190,11 +190,66 @@ export function feishuAppCard(input: Message, config: Pick<FeishuConfig, 'mentio
   if (msg.reply) elements.push(urlButton(l.reply, 'default', msg.reply.url));
   return {
     schema: '2.0',
+    // A shared card: PATCH im/v1/messages/:id updates only cards that declare it, before and after.
+    config: { update_multi: true },
     header: {
       title: { tag: 'plain_text', content: truncate(headline(msg), TITLE_MAX, 'chars') },
       template: TEMPLATE[msg.severity],
     },
     body: { elements },
+  };
+}
+
+/** How an approval ended, as the card shows it after the decision. */
+export interface FeishuCardOutcome {
+  /** The card's header and text as first sent (from the notification). */
+  title: string;
+  summary: string;
+  state: 'approved' | 'rejected' | 'expired';
+  /** Who decided (a key name, `feishu:ou_…`, `slack:U…`); absent for an expiry. */
+  decidedBy?: string;
+  /** When it was decided or expired (ms since the epoch). */
+  at: number;
+}
+
+const OUTCOME_TEMPLATE: Record<FeishuCardOutcome['state'], string> = {
+  approved: 'green',
+  rejected: 'red',
+  expired: 'grey',
+};
+
+/** `2026-12-01 15:30 UTC`: a phone shows it in one line, and it is the same for every reader. */
+export function feishuCardTime(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/**
+ * The card an approval's card becomes once decided (PATCH im/v1/messages/:message_id): the same title
+ * and summary, no buttons (nothing is left to press), and one line saying who decided and when.
+ * Everything is plain_text, so a principal name can mention no one.
+ */
+export function feishuDecidedCard(o: FeishuCardOutcome) {
+  const when = feishuCardTime(o.at);
+  const line =
+    o.state === 'expired'
+      ? `Expired at ${when}, undecided.`
+      : `${o.state === 'approved' ? 'Approved' : 'Rejected'} by ${truncate(o.decidedBy ?? 'unknown', 200, 'chars')} at ${when}.`;
+  return {
+    schema: '2.0',
+    config: { update_multi: true },
+    header: {
+      title: { tag: 'plain_text', content: truncate(o.title, TITLE_MAX, 'chars') },
+      template: OUTCOME_TEMPLATE[o.state],
+    },
+    body: {
+      elements: [
+        {
+          tag: 'div',
+          text: { tag: 'plain_text', content: truncate(o.summary, FEISHU_TEXT_MAX_BYTES, 'bytes') },
+        },
+        { tag: 'div', text: { tag: 'plain_text', content: line } },
+      ],
+    },
   };
 }
 

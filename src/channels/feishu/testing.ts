@@ -18,6 +18,7 @@ export interface StoredMessage {
 
 export interface FeishuCard {
   schema: string;
+  config?: { update_multi?: boolean };
   header: { title: { tag: string; content: string }; template?: string };
   body: { elements: FeishuElement[] };
 }
@@ -47,10 +48,16 @@ export interface FeishuPlatform {
   /** How many token requests arrived (right or wrong credentials). */
   tokenRequests(): number;
   messageRequests(): ReceivedRequest[];
+  /** Every PATCH of a card, accepted or not. */
+  updateRequests(): ReceivedRequest[];
+  /** Marks a message recalled: updating it answers 230011 like Feishu. */
+  recall(messageId: string): void;
   /** Invalidates every token issued so far (what expiry looks like to a client with a stale cache). */
   expireTokens(): void;
   /** The next message requests are answered with these instead of being processed. */
   failNext(...answers: Answer[]): void;
+  /** The next card updates are answered with these instead of being processed. */
+  failNextUpdate(...answers: Answer[]): void;
   close(): Promise<void>;
 }
 
@@ -112,6 +119,9 @@ export async function startFeishuPlatform(opts: FeishuPlatformOptions): Promise<
   const messages: StoredMessage[] = [];
   const byUuid = new Map<string, StoredMessage>();
   const scripted: Answer[] = [];
+  const scriptedUpdates: Answer[] = [];
+  const recalled = new Set<string>();
+  const byId = new Map<string, StoredMessage>();
 
   const token = (req: ReceivedRequest): Answer => {
     let body: { app_id?: unknown; app_secret?: unknown };
@@ -134,7 +144,8 @@ export async function startFeishuPlatform(opts: FeishuPlatformOptions): Promise<
     return json(200, { code: 0, msg: 'ok', tenant_access_token: current, expire });
   };
 
-  const message = (req: ReceivedRequest): Answer => {
+  /** The `Authorization: Bearer t-…` check every open-API call passes first. */
+  const unauthorized = (req: ReceivedRequest): Answer | undefined => {
     const auth = /^Bearer (\S+)$/.exec(req.headers['authorization'] ?? '');
     if (!auth) {
       return json(400, {
@@ -142,7 +153,57 @@ export async function startFeishuPlatform(opts: FeishuPlatformOptions): Promise<
         msg: 'Missing access token for authorization. Please make a request with token attached.',
       });
     }
-    if (!valid.has(auth[1]!)) return invalidToken();
+    return valid.has(auth[1]!) ? undefined : invalidToken();
+  };
+
+  // PATCH im/v1/messages/:message_id: `content` is the new card as a JSON string; only a shared card
+  // (config.update_multi true before and after) that was not recalled can be updated.
+  const update = (req: ReceivedRequest, messageId: string): Answer => {
+    const refused = unauthorized(req);
+    if (refused) return refused;
+    const next = scriptedUpdates.shift();
+    if (next) return next;
+    if (!/^application\/json/.test(req.headers['content-type'] ?? '')) return fieldInvalid('Content-Type');
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(req.body) as Record<string, unknown>;
+    } catch {
+      return fieldInvalid('body');
+    }
+    const { content } = body;
+    if (typeof content !== 'string') return fieldInvalid('content');
+    if (Buffer.byteLength(content) > CARD_MAX_BYTES) {
+      return json(400, { code: 230025, msg: 'The length of the message content reaches its limit.' });
+    }
+    const stored = byId.get(messageId);
+    if (!stored)
+      return json(400, {
+        code: 230001,
+        msg: 'Your request contains an invalid request parameter, ext=invalid message_id',
+      });
+    if (recalled.has(messageId)) return json(400, { code: 230011, msg: 'The message is recalled.' });
+    let card: unknown;
+    try {
+      card = JSON.parse(content);
+    } catch {
+      return json(400, { code: 230099, msg: 'Failed to create card content, ext=content is not json' });
+    }
+    const problem = checkCard(card);
+    if (problem) return json(400, { code: 230099, msg: `Failed to create card content, ext=${problem}` });
+    const shared = (c: Partial<FeishuCard>) => c.config?.update_multi === true;
+    if (!shared(stored.card) || !shared(card as FeishuCard)) {
+      return json(400, {
+        code: 230099,
+        msg: 'Failed to create card content, ext=only shared cards (config.update_multi: true) can be updated',
+      });
+    }
+    stored.card = card as FeishuCard;
+    return json(200, { code: 0, msg: 'success', data: {} });
+  };
+
+  const message = (req: ReceivedRequest): Answer => {
+    const refused = unauthorized(req);
+    if (refused) return refused;
     const next = scripted.shift();
     if (next) return next;
     if (!/^application\/json/.test(req.headers['content-type'] ?? '')) return fieldInvalid('Content-Type');
@@ -187,6 +248,7 @@ export async function startFeishuPlatform(opts: FeishuPlatformOptions): Promise<
     };
     if (!seen) {
       messages.push(stored);
+      byId.set(stored.messageId, stored);
       if (typeof uuid === 'string') byUuid.set(uuid, stored);
     }
     return json(200, {
@@ -197,8 +259,10 @@ export async function startFeishuPlatform(opts: FeishuPlatformOptions): Promise<
   };
 
   const receiver = await startReceiver((req) => {
+    const path = req.url.split('?')[0] ?? '';
+    const patch = /^\/open-apis\/im\/v1\/messages\/([^/]+)$/.exec(path);
+    if (req.method === 'PATCH' && patch) return update(req, decodeURIComponent(patch[1]!));
     if (req.method !== 'POST') return json(404, { code: 404, msg: 'not found' });
-    const path = req.url.split('?')[0];
     if (path === TOKEN_PATH) return token(req);
     if (path === MESSAGES_PATH) return message(req);
     return json(404, { code: 404, msg: '404 page not found' });
@@ -208,7 +272,11 @@ export async function startFeishuPlatform(opts: FeishuPlatformOptions): Promise<
     receiver,
     messages,
     tokenRequests: () => receiver.requests.filter((r) => r.url === TOKEN_PATH).length,
-    messageRequests: () => receiver.requests.filter((r) => r.url.startsWith(MESSAGES_PATH)),
+    messageRequests: () =>
+      receiver.requests.filter((r) => r.method === 'POST' && r.url.startsWith(MESSAGES_PATH)),
+    updateRequests: () => receiver.requests.filter((r) => r.method === 'PATCH'),
+    recall: (id) => recalled.add(id),
+    failNextUpdate: (...answers) => scriptedUpdates.push(...answers),
     expireTokens: () => valid.clear(),
     failNext: (...answers) => scripted.push(...answers),
     close: () => receiver.close(),

@@ -74,8 +74,11 @@ export interface EngineOptions {
 }
 
 /** A dynamic sender as the attempt sees a channel kind: it sends the stored payload as it is. */
-function senderKind(sender: DynamicSender): Pick<AnyChannelKind, 'send'> {
-  return { send: (payload, _config, deps) => sender.send(payload, deps) };
+function senderKind(sender: DynamicSender): Pick<AnyChannelKind, 'send' | 'verdict'> {
+  return {
+    send: (payload, _config, deps) => sender.send(payload, deps),
+    ...(sender.verdict ? { verdict: sender.verdict } : {}),
+  };
 }
 
 interface Prepared {
