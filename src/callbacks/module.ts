@@ -1,4 +1,5 @@
 import { approvalsPort } from '../approvals/port.js';
+import { clusterPort, leaderOnly } from '../cluster/port.js';
 import { deliveryPort } from '../delivery/port.js';
 import { type Deps, defineModule } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
@@ -19,7 +20,13 @@ import {
   type TelegramEndpoint,
 } from './routes.js';
 
-const requires = { approvals: approvalsPort, delivery: deliveryPort, replies: optional(repliesPort) };
+/** The card sweep is a singleton: it runs on the cluster's leader (docs/scale.md). */
+const requires = {
+  approvals: approvalsPort,
+  delivery: deliveryPort,
+  replies: optional(repliesPort),
+  cluster: optional(clusterPort),
+};
 const sections = { callbacks: callbacksConfig };
 /** Approvals decide, delivery knows the channels, replies resume tasks (when running). */
 export type CallbacksDeps = Deps<typeof requires, typeof sections>;
@@ -121,12 +128,12 @@ export function callbacksModule(opts: CallbacksOptions = {}) {
     },
     workers(services) {
       return [
-        {
+        leaderOnly(() => services.cluster, {
           name: 'callbacks.feishu_cards.sweep',
           intervalMs: SWEEP_MS,
           tick: () => sweepFeishuCards(services),
           onError: (err) => services.logger.error({ err }, 'callbacks: card sweep failed'),
-        },
+        }),
       ];
     },
   });
