@@ -29,7 +29,11 @@ const MESSAGES = 100;
 const WARMUP = 10;
 const KEY = 'bench-agent-key-0123456789abcdef';
 /** The skill's process: waits for its input, exits 0. */
-const COMMAND = [process.execPath, '-e', "process.stdin.resume(); process.stdin.on('end', () => process.exit(0))"];
+const COMMAND = [
+  process.execPath,
+  '-e',
+  "process.stdin.resume(); process.stdin.on('end', () => process.exit(0))",
+];
 
 interface Arrivals {
   url: string;
@@ -107,7 +111,11 @@ export async function benchA2ALatency(): Promise<string[]> {
     auth: { keys: [{ name: 'bench', role: 'agent', key: KEY }] },
     egress: { allow: ['127.0.0.1'] },
     tasks: { work_dir: join(dir, 'work') },
-    a2a: { skills: [{ id: 'echo', name: 'Echo', description: 'Exits', action: { type: 'command', command: COMMAND } }] },
+    a2a: {
+      skills: [
+        { id: 'echo', name: 'Echo', description: 'Exits', action: { type: 'command', command: COMMAND } },
+      ],
+    },
   });
   const server = await startServer(config, {
     db,
@@ -160,14 +168,18 @@ export async function benchA2ALatency(): Promise<string[]> {
     const b = summarize(base);
     return [
       `a2a: SendMessage → WORKING push, ${MESSAGES} messages one at a time (SQLite, synchronous=full)`,
-      line('bare: spawn the process, POST the receiver', `p99 ${fmt(b.p99, 1)} ms`, `p50 ${fmt(b.p50, 1)} ms`),
+      line(
+        'bare: spawn the process, POST the receiver',
+        `p99 ${fmt(b.p99, 1)} ms`,
+        `p50 ${fmt(b.p50, 1)} ms`,
+      ),
       line(
         'Switchboard: SendMessage → WORKING push arrives',
         `p99 ${fmt(o.p99, 1)} ms`,
         `p50 ${fmt(o.p50, 1)} ms; goal p99 < 20 ms`,
       ),
       line(
-        "gateway CPU per message (to the COMPLETED push)",
+        'gateway CPU per message (to the COMPLETED push)',
         `${fmt(cpuMicros / 1000 / MESSAGES, 1)} ms`,
         'this process, every thread; the skill process not counted',
       ),
