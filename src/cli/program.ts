@@ -173,6 +173,18 @@ tasksCmd
   .option('--json', 'print the task as JSON')
   .action(async (id, opts) => (await import('./tasks.js')).cancel(id, opts));
 
+program
+  .command('costs')
+  .description(
+    'the cost ledger: turns, tool calls, wall time, tokens and cost per agent, task, session or day (admin key, SWITCHBOARD_URL)',
+  )
+  .option('--by <what>', 'agent, task, session or day (default agent)')
+  .option('--since <when>', 'a span back (7d, 24h, 2w) or a date (2026-11-01); default 7d')
+  .option('--agent <name>', 'only this agent')
+  .option('--limit <n>', 'at most this many lines (1–1000, default 100)')
+  .option('--json', 'print the answer as JSON')
+  .action(async (opts) => (await import('./costs.js')).costs(opts));
+
 const a2aCmd = program
   .command('a2a')
   .description('an A2A v1.0 client (the official SDK): this gateway at SWITCHBOARD_URL, or any A2A agent');

@@ -4,6 +4,7 @@ import { type ApprovalService, approvalsPort } from '../approvals/port.js';
 import { type Deps, defineModule, type Module } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
 import { tasksPort } from '../tasks/port.js';
+import { budgetFactsPort } from './budgets.js';
 import { policyConfigShape } from './config.js';
 import type { PolicySource } from './load.js';
 import { gatePort, type IntentReader, planRecheckOf } from './port.js';
@@ -22,7 +23,12 @@ import { Gate } from './service/service.js';
 import { DEFAULT_WATCH_DEBOUNCE_MS, type FileWatch, watchFiles } from '../kernel/watch.js';
 import type { CapabilityKey, CapabilitySigner } from './types.js';
 
-const requires = { tasks: optional(tasksPort), approvals: optional(approvalsPort) };
+const requires = {
+  tasks: optional(tasksPort),
+  approvals: optional(approvalsPort),
+  /** Spending counters for CEL's `budgets` (the cost ledger, src/costs). */
+  budgets: optional(budgetFactsPort),
+};
 const sections = policyConfigShape;
 /** What the gate's parts receive: the core, `rules`/`policy_files`/`gate`, tasks and approvals if running. */
 export type GateDeps = Deps<typeof requires, typeof sections>;

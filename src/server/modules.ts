@@ -4,6 +4,7 @@ import { approvalsModule } from '../approvals/module.js';
 import { callbacksModule } from '../callbacks/module.js';
 import { clusterModule } from '../cluster/module.js';
 import { consoleModule } from '../console/module.js';
+import { costsModule } from '../costs/module.js';
 import { deliveryModule } from '../delivery/module.js';
 import { gateModule } from '../gate/module.js';
 import { ingressModule } from '../ingress/module.js';
@@ -31,6 +32,7 @@ export function allModules() {
     deliveryModule(),
     approvalsModule(),
     tasksModule(),
+    costsModule(),
     gateModule({ intents: runtimeIntents }),
     repliesModule(),
     callbacksModule(),

@@ -4,6 +4,7 @@ import { replayBodySchema } from '../delivery/engine/routes.js';
 import { freezeBodySchema, revokeBodySchema } from '../gate/service/incident-routes.js';
 import { evaluateBodySchema, shadowBodySchema, verifyBodySchema } from '../gate/service/routes.js';
 import { replayBody as ingressReplayBody } from '../ingress/pipeline/replay.js';
+import { costsQuerySchema } from '../costs/routes.js';
 import { reportProgressSchema } from '../notify/schema.js';
 import { putAwaySchema } from '../signals/routes.js';
 import { cancelBodySchema, resumeBodySchema, taskListQuerySchema } from '../tasks/routes.js';
@@ -100,6 +101,11 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     summary: "continue a headless task's session",
     who: 'approver, admin',
     body: resumeBodySchema,
+  },
+  'GET /v1/costs': {
+    summary: 'the cost ledger summed by agent, task, session or day',
+    who: 'admin',
+    query: costsQuerySchema,
   },
   'GET /v1/deliveries': { summary: 'outbound deliveries and dead letters', who: 'admin' },
   'POST /v1/deliveries/replay': { summary: 'replay dead letters', who: 'admin', body: replayBodySchema },

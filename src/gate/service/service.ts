@@ -153,7 +153,19 @@ export class Gate implements GateService {
       tenant_id: tenant,
       agent_id: ctx.principal.name,
       task,
-      budgets: { steps: task.steps ?? 0, wall_time_seconds: task.wall_time_seconds ?? 0 },
+      budgets: {
+        steps: task.steps ?? 0,
+        wall_time_seconds: task.wall_time_seconds ?? 0,
+        ...(await s.budgets?.facts(
+          {
+            tenant_id: tenant,
+            agent_id: ctx.principal.name,
+            task_id: taskId,
+            session_id: intent.session_id ?? null,
+          },
+          s.now(),
+        )),
+      },
       frozen: await this.d.incidents.isFrozen(tenant, ctx.principal.name),
       history: history?.window.entries ?? [],
       session: {
