@@ -10,6 +10,7 @@ import { benchIngress } from './ingress.js';
 import { benchNotify } from './notify.js';
 import { benchPhone } from './phone.js';
 import { benchReach } from './reach.js';
+import { benchReplicas } from './replicas.js';
 import { benchSustained } from './sustained.js';
 
 /**
@@ -30,6 +31,7 @@ const SECTIONS: Record<string, () => Promise<string[]>> = {
   reach: benchReach,
   sustained: benchSustained,
   a2a: benchA2A,
+  replicas: benchReplicas,
 };
 
 const only = process.argv.slice(2);
