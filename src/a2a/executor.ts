@@ -183,7 +183,11 @@ export class SkillExecutor implements AgentExecutor {
         await this.d.tasks().resume(resumes, text, principal);
       } catch (err) {
         ended.stop();
-        this.fail(bus, task, `the session could not be resumed: ${(err as Error).message}`);
+        const why = `the session could not be resumed: ${(err as Error).message}`;
+        // A continuation that could not start leaves the input-required task as it was (its agent
+        // may still be waiting on its approval), and gives the claim back for the next message.
+        if (ctx.task) await this.stillInputRequired(bus, task, why);
+        else this.fail(bus, task, why);
         return;
       }
       await ended.done;
@@ -213,6 +217,18 @@ export class SkillExecutor implements AgentExecutor {
     await ended.done;
     this.canceled.delete(task.id);
   };
+
+  private async stillInputRequired(bus: ExecutionEventBus, task: Task, why: string): Promise<void> {
+    const kept = status(
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+      this.d.now(),
+      agentMessage(task.id, task.contextId, why),
+    );
+    bus.publish(
+      AgentEvent.statusUpdate({ taskId: task.id, contextId: task.contextId, status: kept, metadata: {} }),
+    );
+    await this.d.db.query(q.releaseInput(task.id, null));
+  }
 
   private fail(bus: ExecutionEventBus, task: Task, why: string): void {
     const failed = status(

@@ -38,6 +38,13 @@ export interface HandlerHooks {
   cancelers: Map<string, Principal>;
   /** A task as the caller may see it (undefined for another key's). */
   load(taskId: string, ctx: ServerCallContext): Promise<Task | undefined>;
+  /**
+   * Claims an input-required task for one continuing message (a conditional UPDATE in the store);
+   * undefined when it is not input-required any more or another message holds it.
+   */
+  claimInput(taskId: string): Promise<string | undefined>;
+  /** Gives a claim back: the message failed before it continued the task. */
+  releaseInput(taskId: string, claim: string | null): Promise<void>;
   /** Cancels the Switchboard task when no run in this process holds the task's bus (after a restart). */
   cancelDetached(taskId: string, by: Principal): Promise<void>;
 }
@@ -63,12 +70,24 @@ export class SwitchboardRequestHandler extends DefaultRequestHandler {
    * continues that task; one to a task still working is refused. An unknown task is the SDK's
    * TaskNotFound.
    */
-  private async admit(params: SendMessageRequest, ctx: ServerCallContext): Promise<SendMessageRequest> {
+  private async admit(
+    params: SendMessageRequest,
+    ctx: ServerCallContext,
+  ): Promise<{ params: SendMessageRequest; claim?: { taskId: string; id: string } }> {
     skillOf(this.hooks.skills(), params);
     const message = params.message;
-    if (!message?.taskId) return params;
+    if (!message?.taskId) return { params };
     const task = await this.hooks.load(message.taskId, ctx);
-    if (!task || task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) return params;
+    if (!task) return { params };
+    if (task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
+      // Two messages at once to one input-required task: the store gives the claim to one of them.
+      const id = await this.hooks.claimInput(task.id);
+      if (!id)
+        throw new UnsupportedOperationError(
+          `message.taskId: task ${task.id} is already being continued by another message; send the next one when it is input-required again`,
+        );
+      return { params, claim: { taskId: task.id, id } };
+    }
     if (!isTerminal(task.status?.state))
       throw new UnsupportedOperationError(
         `message.taskId: task ${task.id} is still working; send the next message when it has ended`,
@@ -78,18 +97,32 @@ export class SwitchboardRequestHandler extends DefaultRequestHandler {
         `message.contextId: ${message.contextId} is not the context of task ${task.id} (${task.contextId})`,
       );
     const referenceTaskIds = [...new Set([...message.referenceTaskIds, task.id])];
-    return { ...params, message: { ...message, taskId: '', contextId: task.contextId, referenceTaskIds } };
+    return {
+      params: { ...params, message: { ...message, taskId: '', contextId: task.contextId, referenceTaskIds } },
+    };
   }
 
   override async sendMessage(params: SendMessageRequest, ctx: ServerCallContext): Promise<Message | Task> {
-    return super.sendMessage(await this.admit(params, ctx), ctx);
+    const admitted = await this.admit(params, ctx);
+    try {
+      return await super.sendMessage(admitted.params, ctx);
+    } catch (err) {
+      if (admitted.claim) await this.hooks.releaseInput(admitted.claim.taskId, admitted.claim.id);
+      throw err;
+    }
   }
 
   override async *sendMessageStream(
     params: SendMessageRequest,
     ctx: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    yield* super.sendMessageStream(await this.admit(params, ctx), ctx);
+    const admitted = await this.admit(params, ctx);
+    try {
+      yield* super.sendMessageStream(admitted.params, ctx);
+    } catch (err) {
+      if (admitted.claim) await this.hooks.releaseInput(admitted.claim.taskId, admitted.claim.id);
+      throw err;
+    }
   }
 
   override async cancelTask(params: CancelTaskRequest, ctx: ServerCallContext): Promise<Task> {

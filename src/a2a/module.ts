@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DefaultExecutionEventBusManager, type PushNotificationSender } from '@a2a-js/sdk/server';
 import { deliveryPort } from '../delivery/port.js';
 import { type Egress, liveEgress, type Resolver } from '../egress/index.js';
@@ -15,12 +16,15 @@ import { skillOf, SwitchboardRequestHandler } from './handler.js';
 import { a2aRoutes } from './routes.js';
 import { A2APushStore, A2ATaskStore } from './store.js';
 import { taskEventSubscriber } from './subscriber.js';
+import * as q from './sql.js';
 
 const sections = { a2a: a2aConfigSchema.prefault({}) };
 const requires = { tasks: tasksPort, delivery: optional(deliveryPort) };
 type A2ADeps = Deps<typeof requires, typeof sections>;
 
 const VERSION = '0.1.0';
+/** A claim on an input-required task older than this is taken over: the gateway holding it died. */
+const INPUT_CLAIM_STALE_MS = 60_000;
 
 /**
  * The SDK pushes each event it sees from the request path, fire-and-forget. Switchboard's pushes leave
@@ -114,6 +118,15 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
           skills,
           cancelers,
           load: (id, ctx) => store.load(id, ctx),
+          claimInput: async (id) => {
+            const claim = randomUUID();
+            const now = s.now();
+            const won = await s.db.query(q.claimInput(id, claim, now, now - INPUT_CLAIM_STALE_MS));
+            return won.length > 0 ? claim : undefined;
+          },
+          releaseInput: async (id, claim) => {
+            await s.db.query(q.releaseInput(id, claim));
+          },
           cancelDetached: async (taskId, by) => {
             if (buses.getByTaskId(taskId)) return;
             await cancelSwitchboardTask(s.db, s.tasks, taskId, by);

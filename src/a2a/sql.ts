@@ -56,7 +56,9 @@ export function upsertTask(r: {
     `INSERT INTO a2a_tasks (id, owner, context_id, cause_event_id, sb_task_id, state, task, created_at, updated_at, skill)
      VALUES ($1, $2, $3, $4, NULL, $5, $6, $7, $7, $8)
      ON CONFLICT (id) DO UPDATE SET state = $5, task = $6, updated_at = $7,
-       cause_event_id = COALESCE(a2a_tasks.cause_event_id, $4), skill = COALESCE(a2a_tasks.skill, $8)
+       cause_event_id = COALESCE(a2a_tasks.cause_event_id, $4), skill = COALESCE(a2a_tasks.skill, $8),
+       input_claim = CASE WHEN a2a_tasks.state = $5 THEN a2a_tasks.input_claim ELSE NULL END,
+       input_claim_at = CASE WHEN a2a_tasks.state = $5 THEN a2a_tasks.input_claim_at ELSE NULL END
      WHERE a2a_tasks.state NOT IN ${TERMINAL} OR excluded.state IN ${TERMINAL}`,
     r.id,
     r.owner,
@@ -67,6 +69,34 @@ export function upsertTask(r: {
     r.now,
     r.skill ?? null,
   );
+}
+
+/**
+ * Claims an input-required task for the message that continues it: the row comes back to one caller
+ * only (a conditional UPDATE), and only while the task is input-required with no claim newer than
+ * `staleBefore`. A change of state clears the claim (`upsertTask`).
+ */
+export function claimInput(id: string, claim: string, now: number, staleBefore: number): Sql {
+  return sql(
+    `UPDATE a2a_tasks SET input_claim = $2, input_claim_at = $3
+     WHERE id = $1 AND state = 'TASK_STATE_INPUT_REQUIRED' AND (input_claim IS NULL OR input_claim_at < $4)
+     RETURNING id`,
+    id,
+    claim,
+    now,
+    staleBefore,
+  );
+}
+
+/** Gives up a claim: the message failed before it continued the task (`claim` null: whoever holds it). */
+export function releaseInput(id: string, claim: string | null): Sql {
+  return claim === null
+    ? sql('UPDATE a2a_tasks SET input_claim = NULL, input_claim_at = NULL WHERE id = $1', id)
+    : sql(
+        'UPDATE a2a_tasks SET input_claim = NULL, input_claim_at = NULL WHERE id = $1 AND input_claim = $2',
+        id,
+        claim,
+      );
 }
 
 /** PostgreSQL advisory lock that serialises skill budget checks (count, then write the task). */
