@@ -7,6 +7,7 @@ import { benchGateHttp } from './gate-http.js';
 import { benchHistory } from './history.js';
 import { benchHooks } from './hooks.js';
 import { benchIngress } from './ingress.js';
+import { benchNats } from './nats.js';
 import { benchNotify } from './notify.js';
 import { benchPhone } from './phone.js';
 import { benchReach } from './reach.js';
@@ -32,6 +33,7 @@ const SECTIONS: Record<string, () => Promise<string[]>> = {
   sustained: benchSustained,
   a2a: benchA2A,
   replicas: benchReplicas,
+  nats: benchNats,
 };
 
 const only = process.argv.slice(2);

@@ -13,6 +13,8 @@ export class ModuleGraphError extends Error {
 /** What the kernel itself offers modules: the readiness of every module (for /readyz). */
 export interface KernelInfo {
   notReady(): string[];
+  /** What works less well while the gateway stays ready (`nats: …`), one line per module. */
+  degraded(): string[];
   moduleNames(): string[];
 }
 
@@ -111,6 +113,7 @@ export class Kernel {
     this.modules = orderModules(modules, new Set((opts.external ?? []).map((p) => p.id)));
     this.ports.set(kernelPort, {
       notReady: () => this.notReady(),
+      degraded: () => this.degraded(),
       moduleNames: () => this.modules.map((m) => m.name),
     });
     for (const m of this.modules) this.deps.set(m, this.depsFor(m) as AnyDeps);
@@ -164,6 +167,14 @@ export class Kernel {
   notReady(): string[] {
     return this.modules.flatMap((m) => {
       const reason = m.notReady?.();
+      return reason ? [`${m.name}: ${reason}`] : [];
+    });
+  }
+
+  /** What works less well while the gateway stays ready, one line per module (`nats: …`). */
+  degraded(): string[] {
+    return this.modules.flatMap((m) => {
+      const reason = m.degraded?.();
       return reason ? [`${m.name}: ${reason}`] : [];
     });
   }

@@ -116,6 +116,11 @@ export interface Module<
   stop?(): Promise<void> | void;
   /** Undefined when ready; otherwise the reason, shown by /readyz and `doctor`. */
   notReady?(): string | undefined;
+  /**
+   * Undefined when whole; otherwise what works less well while the gateway still serves (a peer it
+   * feeds is down and its work waits). /readyz stays ready and lists it under `degraded`.
+   */
+  degraded?(): string | undefined;
 }
 
 /** Identity, for inference: `defineModule({ requires: { gate: gatePort }, start(deps) { deps.gate … } })`. */

@@ -13,6 +13,10 @@ import * as q from './sql.js';
 
 /** Every event gets one outbox row on this topic; the relay hands it to in-process subscribers. */
 export const BUS_TOPIC = 'bus';
+/** Rows per INSERT of `enqueue` (two parameters each, well under SQLite's bound-parameter limit). */
+const ENQUEUE_CHUNK = 400;
+/** Ids per query of `getMany` (well under SQLite's bound-parameter limit). */
+const GET_CHUNK = 500;
 /** A page of `list` is capped so an unfiltered `GET /v1/events` cannot load the whole log. */
 export const MAX_EVENTS_PAGE = 1000;
 
@@ -155,6 +159,26 @@ export class EventLog {
     else this.notify();
   }
 
+  /**
+   * Queues committed events again on another topic, for a relay of its own (the NATS publisher): that
+   * relay's retries and order per correlation are its own, so a peer that is down holds up only its
+   * topic, never the bus. One statement, in the order given; wakes the relays in this process after
+   * the write (or the caller's commit).
+   */
+  async enqueue(envs: readonly Envelope[], topic: string, db: Db = this.db): Promise<void> {
+    if (topic === BUS_TOPIC) throw new Error(`topic ${BUS_TOPIC} is written by append, not enqueue`);
+    if (envs.length === 0) return;
+    const now = this.now();
+    for (let i = 0; i < envs.length; i += ENQUEUE_CHUNK) {
+      const rows = envs
+        .slice(i, i + ENQUEUE_CHUNK)
+        .map((e) => ({ eventId: e.event_id, correlationId: e.correlation_id }));
+      await db.query(q.insertOutboxMany(rows, topic, now));
+    }
+    if (db.inTransaction) db.afterCommit(() => this.notify());
+    else this.notify();
+  }
+
   /** Wakes listeners; a caller that appended inside its own transaction calls this after commit. */
   notify(): void {
     for (const fn of this.listeners) fn();
@@ -171,6 +195,18 @@ export class EventLog {
   async get(eventId: string, db: Db = this.db): Promise<StoredEvent | undefined> {
     const row = (await db.query<{ seq: number; body: string }>(q.selectEventBody(eventId)))[0];
     return row ? { seq: Number(row.seq), envelope: JSON.parse(row.body) as Envelope } : undefined;
+  }
+
+  /** Several events' envelopes by id, in one query (the relay's claimed batch); absent ids are left out. */
+  async getMany(eventIds: readonly string[]): Promise<Map<string, Envelope>> {
+    const out = new Map<string, Envelope>();
+    for (let i = 0; i < eventIds.length; i += GET_CHUNK) {
+      const rows = await this.db.query<{ event_id: string; body: string }>(
+        q.selectEventBodies(eventIds.slice(i, i + GET_CHUNK)),
+      );
+      for (const r of rows) out.set(r.event_id, JSON.parse(r.body) as Envelope);
+    }
+    return out;
   }
 
   /** The seq of the newest event (0 for an empty log). */

@@ -165,6 +165,48 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     expect(seen.length).toBe(1);
   });
 
+  it('keeps a topic of its own: its failing subscriber holds up neither the bus nor its other correlations', async () => {
+    store = await freshStore(dialect);
+    const log = new EventLog(store.db, DEFAULTS);
+    const bus = new Relay(store.db, log);
+    const side = new Relay(store.db, log, { topic: 'side', maxAttempts: Number.POSITIVE_INFINITY });
+    const onBus: string[] = [];
+    const onSide: string[] = [];
+    let sideUp = false;
+    bus.subscribe({
+      name: 'forward',
+      accepts: () => true,
+      ownsInbox: true,
+      handle: async (e) => {
+        onBus.push(e.event_id);
+        await log.enqueue([e], 'side');
+      },
+    });
+    side.subscribe({
+      name: 'peer',
+      accepts: () => true,
+      ownsInbox: true,
+      handle: async (e) => {
+        if (!sideUp && e.correlation_id === 'down') throw new Error('peer unreachable');
+        onSide.push(e.event_id);
+      },
+    });
+    const down = [await log.append({ type: 'agent.tool.requested', correlation_id: 'down' })];
+    down.push(await log.append({ type: 'agent.tool.requested', correlation_id: 'down' }));
+    const other = await log.append({ type: 'agent.tool.requested', correlation_id: 'other' });
+    await bus.drain();
+    await side.drain();
+    // The bus handled all three; the side topic went on with the other correlation only.
+    expect(onBus.filter((id) => id !== other.event_id)).toEqual(down.map((e) => e.event_id));
+    expect(onBus).toContain(other.event_id);
+    expect(onSide).toEqual([other.event_id]);
+    sideUp = true;
+    await store.db.query({ text: "UPDATE outbox SET available_at = 0 WHERE topic = 'side'" });
+    await side.drain();
+    expect(onSide).toEqual([other, ...down].map((e) => e.event_id));
+    expect(await log.outboxDepth()).toBe(0);
+  });
+
   it('runs a database effect exactly once through the inbox', async () => {
     store = await freshStore(dialect);
     let runs = 0;

@@ -41,6 +41,8 @@ export interface RelayWorker {
 }
 
 export interface RelayOptions {
+  /** The outbox topic this relay claims (default the bus); only the bus relay takes in-process hand-offs. */
+  topic?: string;
   /** Runs the loop on `start` (the kernel's `startWorker`); without it the relay only runs `drain`/`runOnce`. */
   run?: (loop: RelayLoop) => RelayWorker;
   batchSize?: number;
@@ -64,6 +66,7 @@ const ACK_CHUNK = 500;
 const CLAIM_ROUNDS = 4;
 
 export const RELAY_DEFAULTS = {
+  topic: BUS_TOPIC,
   batchSize: 100,
   leaseMs: 30_000,
   idleMs: 250, // an append in this process wakes the loop at once; polling only catches other processes
@@ -144,7 +147,7 @@ export class Relay {
   /** The relay's loop, for whoever runs the workers (`start` below, for now). */
   loop(): RelayLoop {
     return {
-      name: 'relay',
+      name: this.opts.topic === BUS_TOPIC ? 'relay' : `relay.${this.opts.topic}`,
       intervalMs: this.opts.idleMs,
       immediate: true,
       backoff: { minMs: 100, maxMs: this.opts.maxBackoffMs, factor: 2 },
@@ -163,7 +166,7 @@ export class Relay {
     this.unsubscribe = this.log.onAppend(() => worker.wake());
     // SQLite: one process owns the store, so events are handed over in-process right after their commit.
     // PostgreSQL replicas share the outbox; the claim keeps their order, so the hand-off stays off there.
-    if (this.db.dialect === 'sqlite') {
+    if (this.db.dialect === 'sqlite' && this.opts.topic === BUS_TOPIC) {
       this.log.setHandoff({
         marker: `handed off by ${this.workerId}`,
         leaseMs: this.opts.leaseMs,
@@ -174,7 +177,7 @@ export class Relay {
   }
 
   async stop(): Promise<void> {
-    this.log.setHandoff(undefined);
+    if (this.opts.topic === BUS_TOPIC) this.log.setHandoff(undefined);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     await this.idle;
@@ -280,11 +283,16 @@ export class Relay {
   async runOnce(): Promise<number> {
     const { rows, finished, more } = await this.claim();
     this.more = more;
+    // The batch's bodies in one read instead of one per row (a row missing here is read on its own).
+    const bodies =
+      rows.length > 1
+        ? await this.log.getMany(rows.map((r) => r.event_id)).catch(() => undefined)
+        : undefined;
     let next = 0;
     const worker = async () => {
       while (next < rows.length) {
         const row = rows[next++]!;
-        await this.process(row);
+        await this.process(row, bodies?.get(row.event_id));
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.opts.concurrency, rows.length) }, worker));
@@ -337,7 +345,7 @@ export class Relay {
   private claimSql(): Sql {
     const now = this.opts.now();
     return claimOutbox(this.db.dialect, {
-      topic: BUS_TOPIC,
+      topic: this.opts.topic,
       now,
       leaseUntil: now + this.opts.leaseMs,
       claimedBy: `claimed by ${this.workerId}`,

@@ -103,6 +103,19 @@ export function insertOutbox(eventId: string, topic: string, correlationId: stri
   };
 }
 
+/** Several events' rows on one topic, in the order given (their ids keep it), in one statement. */
+export function insertOutboxMany(
+  rows: readonly { eventId: string; correlationId: string }[],
+  topic: string,
+  now: number,
+): Sql {
+  return {
+    text: `INSERT INTO outbox (event_id, topic, correlation_id, status, attempts, available_at, created_at)
+           VALUES ${rows.map((_, i) => `($${i * 2 + 3}, $1, $${i * 2 + 4}, 'pending', 0, $2, $2)`).join(', ')}`,
+    values: [topic, now, ...rows.flatMap((r) => [r.eventId, r.correlationId])],
+  };
+}
+
 /**
  * SQLite, when the relay runs in this process: the event's outbox row is written already claimed by
  * `marker` under a lease, so the relay hands the event to its subscribers right after the commit without
@@ -121,7 +134,7 @@ export function insertOutboxHandoff(
 ): Sql {
   return {
     text: `WITH b AS (SELECT EXISTS (
-               SELECT 1 FROM outbox p WHERE p.correlation_id = $3 AND p.status IN ('pending', 'claimed')
+               SELECT 1 FROM outbox p WHERE p.correlation_id = $3 AND p.topic = $2 AND p.status IN ('pending', 'claimed')
                  AND (p.status = 'pending' OR p.last_error IS NOT $6)) AS busy)
            INSERT INTO outbox (event_id, topic, correlation_id, status, attempts, available_at, lease_until, last_error, created_at)
            SELECT $1, $2, $3, CASE WHEN b.busy THEN 'pending' ELSE 'claimed' END, 0, $4,
@@ -194,6 +207,13 @@ export function selectHead(): Sql {
   return { text: 'SELECT seq, hash FROM log_head WHERE id = 1' };
 }
 
+export function selectEventBodies(eventIds: readonly string[]): Sql {
+  return {
+    text: `SELECT event_id, body FROM events WHERE event_id IN (${eventIds.map((_, i) => `$${i + 1}`).join(', ')})`,
+    values: [...eventIds],
+  };
+}
+
 export function selectEventBody(eventId: string): Sql {
   return { text: 'SELECT seq, body FROM events WHERE event_id = $1', values: [eventId] };
 }
@@ -221,8 +241,9 @@ export function selectOutboxAttempts(eventIds: readonly string[]): Sql {
 }
 
 /**
- * The relay's claim: only the oldest open row of a correlation can be claimed, so a later event never
- * overtakes an earlier one, even across processes (PostgreSQL: `SKIP LOCKED` lets replicas claim side
+ * The relay's claim: only the oldest open row of a correlation on the topic can be claimed, so a later
+ * event never overtakes an earlier one, even across processes, and a topic's retries never hold up
+ * another topic's rows (PostgreSQL: `SKIP LOCKED` lets replicas claim side
  * by side). The event's type comes back with the row: a row no subscriber accepts needs no body read.
  */
 export function claimOutbox(
@@ -238,7 +259,8 @@ export function claimOutbox(
                  AND ((o.status = 'pending' AND o.available_at <= $4) OR (o.status = 'claimed' AND o.lease_until < $4))
                  AND NOT EXISTS (
                    SELECT 1 FROM outbox p
-                   WHERE p.correlation_id = o.correlation_id AND p.id < o.id AND p.status IN ('pending', 'claimed'))
+                   WHERE p.correlation_id = o.correlation_id AND p.topic = o.topic AND p.id < o.id
+                     AND p.status IN ('pending', 'claimed'))
                ORDER BY o.id LIMIT $5 ${lock})
              RETURNING id, event_id, attempts,
                (SELECT e.type FROM events e WHERE e.event_id = outbox.event_id) AS type`,

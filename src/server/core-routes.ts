@@ -46,6 +46,7 @@ export function coreModule() {
         // Where the config lives is a fact about this machine: anyone learns only whether there is a file;
         // an admin key also gets the path (server.test.ts).
         const fromFile = s.configSource !== DEFAULTS_SOURCE;
+        const degraded = s.kernel.degraded();
         const token = bearer(c.req.header('authorization'));
         const admin = token !== undefined && s.keys.resolve(token)?.role === 'admin';
         return c.json({
@@ -53,6 +54,7 @@ export function coreModule() {
           store: s.db.dialect,
           config: fromFile ? 'file' : 'defaults',
           ...(admin && fromFile ? { config_path: s.configSource } : {}),
+          ...(degraded.length > 0 ? { degraded } : {}),
         });
       });
 

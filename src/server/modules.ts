@@ -10,6 +10,7 @@ import { gateModule } from '../gate/module.js';
 import { ingressModule } from '../ingress/module.js';
 import { LOG_MIGRATIONS } from '../log/index.js';
 import { mcpModule } from '../mcp/module.js';
+import { natsModule } from '../nats/module.js';
 import { notifyModule } from '../notify/module.js';
 import { reachModule } from '../reach/module.js';
 import { repliesModule } from '../replies/module.js';
@@ -45,6 +46,7 @@ export function allModules() {
     consoleModule(),
     a2aModule(),
     agentsModule(),
+    natsModule(),
   ] as const;
 }
 

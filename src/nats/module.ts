@@ -1,0 +1,140 @@
+import { defineModule, type Deps } from '../kernel/module.js';
+import { startWorker } from '../kernel/worker.js';
+import type { Logger } from 'pino';
+import { type EventLog, Relay, type Subscriber } from '../log/index.js';
+import type { Db } from '../store/port.js';
+import type { Envelope } from '../envelope/index.js';
+import { natsConfigSchema } from './config.js';
+import { NatsPublisher } from './publisher.js';
+
+/** The outbox topic the NATS relay claims: every event the bus relay hands over is queued on it once. */
+export const NATS_TOPIC = 'nats';
+/** The bus subscriber that queues events for NATS (its name keys nothing: it owns no inbox). */
+export const NATS_SUBSCRIBER = 'nats';
+/**
+ * Retries of a NATS that is down come at most this far apart, so publishing resumes within seconds of
+ * its return; each try fails at once while the client knows the connection is down.
+ */
+export const NATS_RETRY_MAX_MS = 5000;
+/**
+ * Publishes awaiting their PubAck at once. A claim holds one row per correlation (only the oldest open
+ * row of each is claimable), so these never reorder a correlation; the bench gives the bare client as
+ * many lanes.
+ */
+export const NATS_IN_FLIGHT = 32;
+/** Where `source` points when `server.public_url` is unset (CloudEvents wants a URI-reference). */
+const DEFAULT_GATEWAY_URI = 'urn:switchboard';
+
+const sections = { nats: natsConfigSchema };
+
+/** The relay of the `nats` topic, publishing through `publisher` (the module's, and the bench's). */
+export function natsRelay(
+  db: Db,
+  log: EventLog,
+  publisher: NatsPublisher,
+  opts: { logger?: Logger; now?: () => number } = {},
+): Relay {
+  const relay = new Relay(db, log, {
+    topic: NATS_TOPIC,
+    run: (loop) => startWorker(loop, opts.logger),
+    maxAttempts: Number.POSITIVE_INFINITY,
+    maxBackoffMs: NATS_RETRY_MAX_MS,
+    concurrency: NATS_IN_FLIGHT,
+    ...opts,
+  });
+  relay.subscribe({
+    name: 'nats.publish',
+    accepts: () => true,
+    // The stream drops a repeat by its `Nats-Msg-Id`: the publish is its own de-duplication.
+    ownsInbox: true,
+    handle: (event) => publisher.publish(event),
+  });
+  return relay;
+}
+
+/**
+ * The bus subscriber that queues every event on the `nats` topic. The events the relay hands over
+ * side by side (up to its concurrency) are written in one statement: each call resolves when the
+ * statement holding its event has run, so the bus row is finished only once its `nats` row exists.
+ */
+export function natsQueue(log: EventLog): Subscriber {
+  let batch: { env: Envelope; done: () => void; fail: (err: unknown) => void }[] = [];
+  const flush = () => {
+    const taken = batch;
+    batch = [];
+    log
+      .enqueue(
+        taken.map((b) => b.env),
+        NATS_TOPIC,
+      )
+      .then(
+        () => {
+          for (const b of taken) b.done();
+        },
+        (err: unknown) => {
+          for (const b of taken) b.fail(err);
+        },
+      );
+  };
+  return {
+    name: NATS_SUBSCRIBER,
+    accepts: () => true,
+    // Queued twice after a crash, an event is published twice and dropped once by the stream.
+    ownsInbox: true,
+    handle: (env) =>
+      new Promise<void>((done, fail) => {
+        if (batch.length === 0) setImmediate(flush);
+        batch.push({ env, done, fail });
+      }),
+  };
+}
+
+type NatsDeps = Deps<Record<never, never>, typeof sections>;
+
+/**
+ * `nats:` — every committed event as a structured-mode CloudEvent on `<subject_prefix>.<type>`, with
+ * `Nats-Msg-Id` = event id. Two hops, each through the outbox: a bus subscriber queues the event on
+ * the `nats` topic (a database write, never failing on NATS), and this module's own relay publishes
+ * that topic in order per correlation and retries it without limit. NATS down holds up only the `nats`
+ * topic: the bus's other subscribers go on, nothing is parked as dead, and /readyz says `degraded`.
+ */
+export function natsModule(opts: { env?: NodeJS.ProcessEnv } = {}) {
+  let publisher: NatsPublisher | undefined;
+  let relay: Relay | undefined;
+  return {
+    ...defineModule({ name: 'nats', config: sections }),
+    /** The publisher and its relay while running with a `nats:` section (tests and the bench). */
+    running: () => (publisher && relay ? { publisher, relay } : undefined),
+    start(deps: NatsDeps) {
+      const cfg = deps.config.nats;
+      if (!cfg) return;
+      const env = opts.env ?? process.env;
+      const credentials = cfg.credentials_env ? env[cfg.credentials_env] : undefined;
+      if (cfg.credentials_env && !credentials)
+        deps.logger.warn(
+          { variable: cfg.credentials_env },
+          'nats.credentials_env names a variable that is not set; connecting without credentials',
+        );
+      const p = new NatsPublisher(cfg, {
+        gatewayUri: deps.config.server.public_url ?? DEFAULT_GATEWAY_URI,
+        ...(credentials ? { credentials } : {}),
+        logger: deps.logger,
+      });
+      const r = natsRelay(deps.db, deps.log, p, { logger: deps.logger, now: deps.now });
+      r.start();
+      publisher = p;
+      relay = r;
+    },
+    subscribers(deps: NatsDeps): Subscriber[] {
+      if (!deps.config.nats) return [];
+      return [natsQueue(deps.log)];
+    },
+    async stop() {
+      await relay?.stop();
+      await publisher?.close();
+      relay = undefined;
+      publisher = undefined;
+    },
+    degraded: () => publisher?.degraded(),
+  };
+}
