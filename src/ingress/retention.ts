@@ -2,6 +2,7 @@ import { type ClusterService, leaderOnly } from '../cluster/port.js';
 import type { Services } from '../kernel/module.js';
 import { startWorker, type Worker } from '../kernel/worker.js';
 import { purgeDeliveries } from './pipeline/deliveries.js';
+import { purgeRevisions } from './sql.js';
 
 /** Hourly: retention is counted in days, so an hour late is noise, and the delete stays small. */
 export const RETENTION_INTERVAL_MS = 3_600_000;
@@ -40,7 +41,9 @@ export class RetentionWorker {
 
   async runOnce(): Promise<{ payloads: number; deliveries: number }> {
     const payloads = await this.services.vault.purgeExpired();
-    const deliveries = await purgeDeliveries(this.services.db, this.services.now() - this.retentionMs());
+    const before = this.services.now() - this.retentionMs();
+    const deliveries = await purgeDeliveries(this.services.db, before);
+    await this.services.db.query(purgeRevisions(before));
     if (payloads + deliveries > 0)
       this.services.logger.info({ payloads, deliveries }, 'ingress retention purged');
     return { payloads, deliveries };

@@ -58,6 +58,21 @@ export interface Rejected {
 
 export type VerifyResult = Accepted | Challenge | Rejected;
 
+/**
+ * Which resource a delivery describes and how new its state is, as the sender stamps it (GitHub
+ * `pull_request.updated_at`, GitLab `object_attributes.updated_at`, a Standard Webhooks timestamp).
+ * Admission drops a delivery whose revision is older than the last one admitted for its resource
+ * (docs/ingress-sources.md, ordering).
+ */
+export interface Revision {
+  /** The resource within the source: `pull_request:octo/repo#12`. Facts only, never free text. */
+  resource: string;
+  /** The revision as epoch milliseconds; equal revisions are not out of order. */
+  at: number;
+  /** What else names the revision (a pull request's `head.sha`), shown beside it in the events. */
+  tag?: string;
+}
+
 export interface Source {
   readonly type: string;
   verify(req: InboundRequest): VerifyResult;
@@ -71,6 +86,8 @@ export interface Source {
    * `installation_id` and `repository`). Empty when the payload names nothing.
    */
   tenantBinding(payload: unknown): Record<string, string>;
+  /** The resource and revision of a verified delivery; absent or undefined: the delivery is unordered. */
+  revision?(accepted: Accepted): Revision | undefined;
 }
 
 /** Reads an environment variable; injected so tests and the vault can supply secrets. */

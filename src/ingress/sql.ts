@@ -226,3 +226,40 @@ export function failStaleLaunches(before: number, now: number): Sql {
     values: [now, before],
   };
 }
+
+// ── ingress_revisions: the newest revision admitted per resource (admission/order.ts) ──
+
+export function selectRevision(source: string, resource: string): Sql {
+  return {
+    text: 'SELECT revision_at, tag, event_id FROM ingress_revisions WHERE source = $1 AND resource = $2',
+    values: [source, resource],
+  };
+}
+
+/** Moves the resource's revision forward, never back (a racing older write changes nothing). */
+export function upsertRevision(r: {
+  source: string;
+  resource: string;
+  at: number;
+  tag: string | null;
+  eventId: string;
+  now: number;
+}): Sql {
+  return {
+    text: `INSERT INTO ingress_revisions (source, resource, revision_at, tag, event_id, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (source, resource) DO UPDATE SET
+             revision_at = excluded.revision_at, tag = excluded.tag, event_id = excluded.event_id,
+             updated_at = excluded.updated_at
+           WHERE excluded.revision_at >= ingress_revisions.revision_at`,
+    values: [r.source, r.resource, r.at, r.tag, r.eventId, r.now],
+  };
+}
+
+/** Resources not seen since `before`: a sender that late is sending new work, as with deliveries. */
+export function purgeRevisions(before: number): Sql {
+  return {
+    text: 'DELETE FROM ingress_revisions WHERE updated_at < $1 RETURNING resource',
+    values: [before],
+  };
+}

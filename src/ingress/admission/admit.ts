@@ -9,6 +9,7 @@ import type { LoopConfig } from './config.js';
 import type { FetchConfig, FetchOutcome } from './fetch.js';
 import { botActor, markerDepth } from './loop.js';
 import { loadPayload } from './payload.js';
+import { checkOrder } from './order.js';
 import { lockAdmission } from '../sql.js';
 import { countSince, countTenantSince, findWaiting, hasActive, insertRun, replaceEvent } from './runs.js';
 import type { CompiledTrigger } from './triggers.js';
@@ -75,7 +76,11 @@ export async function admit(deps: AdmissionDeps, event: Envelope): Promise<Decis
         const delivery = await getDelivery(tx, facts.source, facts.delivery_id);
         // A replay or a re-accepted redelivery moved the delivery on to a newer event: that one decides.
         if (!delivery || delivery.event_id !== event.event_id) return [];
-        const decisions = await decide(deps, tx, event, facts, now, fetched);
+        const order = await checkOrder(tx, facts, event.event_id, now);
+        const decisions: Decision[] =
+          order.kind === 'in_order'
+            ? await decide(deps, tx, event, facts, now, fetched)
+            : [{ kind: 'dropped', trigger: null, reason: 'out_of_order', detail: order.detail }];
         await markDelivery(tx, event.event_id, 'processed', now);
         for (const d of decisions) await services.emit(causedBy(event, decisionEvent(facts, d)), tx);
         return decisions;

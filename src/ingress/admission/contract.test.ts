@@ -41,10 +41,13 @@ describe.each(await dialects())("the contract's trigger on %s", (dialect) => {
       });
       expect(res.status).toBeLessThan(300);
     };
-    // Neither a closed PR nor another event with an `opened` action wakes it.
-    await deliver('pull_request', githubExample('pull_request', 'closed'));
+    // Neither a closed PR nor another event with an `opened` action wakes it. The examples' closed PR
+    // is newer (updated_at) than the opened one, so it comes last: before it, the opened one would be
+    // out of order (admission/order.ts).
     await deliver('issues', githubExample('issues', 'opened'));
     await deliver('pull_request', githubExample('pull_request', 'opened'));
+    await t.services.relay.drain();
+    await deliver('pull_request', githubExample('pull_request', 'closed'));
     await t.services.relay.drain();
     const admitted = await t.services.log.list({ type: 'integration.webhook.admitted', limit: 10 });
     expect(admitted).toHaveLength(1);

@@ -1,6 +1,7 @@
 import { markerDepth } from '../admission/loop.js';
 import { isRecord } from '../sources/common/request.js';
 import { prefix } from '../../text/index.js';
+import type { Revision } from '../source.js';
 
 /**
  * The small, trusted facts an accepted event carries in `redacted_summary`: names and ids chosen by
@@ -15,6 +16,8 @@ export interface AcceptedFacts {
   action?: string;
   /** Set when the route stored a decoded copy (Feishu's encrypted bodies) beside the raw bytes. */
   parsed_ref?: string;
+  /** The resource and its revision (ISO 8601), for the source kinds that name one (admission/order.ts). */
+  revision?: { resource: string; at: string; tag?: string };
 }
 
 /** Actions are identifiers (`opened`, `synchronize`); anything else is not a fact worth trusting. */
@@ -27,6 +30,7 @@ export function acceptedFacts(input: {
   deliveryId: string;
   binding: Record<string, string>;
   payload: unknown;
+  revision?: Revision | undefined;
 }): AcceptedFacts {
   const facts: AcceptedFacts = {
     source: input.source,
@@ -37,6 +41,13 @@ export function acceptedFacts(input: {
   };
   const action = isRecord(input.payload) ? input.payload.action : undefined;
   if (typeof action === 'string' && ACTION.test(action)) facts.action = action;
+  const r = input.revision;
+  if (r)
+    facts.revision = {
+      resource: r.resource,
+      at: new Date(r.at).toISOString(),
+      ...(r.tag ? { tag: r.tag } : {}),
+    };
   return facts;
 }
 

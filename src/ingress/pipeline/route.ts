@@ -3,7 +3,7 @@ import { canonicalJson, type EventId, newId } from '../../envelope/index.js';
 import { AppError, type ErrorCode } from '../../errors/index.js';
 import { readBody } from '../../kernel/body.js';
 import type { App, AppEnv, Services } from '../../kernel/module.js';
-import type { Source } from '../source.js';
+import type { Accepted, Revision, Source } from '../source.js';
 import { REJECT_ERROR_CODE, type RejectReason } from '../source.js';
 import { isRecord } from '../sources/common/request.js';
 import { requireContentType } from './content-type.js';
@@ -76,6 +76,7 @@ export function ingressRoute(app: App, services: Services, state: () => IngressS
       deliveryId: result.deliveryId,
       binding: source.verifier.tenantBinding(result.payload),
       payload: result.payload,
+      revision: revisionOrUndefined(source.verifier, result),
     });
     const depth = arrivalDepth(result.payload);
     try {
@@ -121,6 +122,12 @@ export function ingressRoute(app: App, services: Services, state: () => IngressS
     services.log.notify();
     return c.json({ id: eventId, status: 'accepted' }, 202);
   });
+}
+
+/** A revision outside the dates JavaScript can print is no revision (the delivery stays unordered). */
+function revisionOrUndefined(v: Source, accepted: Accepted): Revision | undefined {
+  const r = v.revision?.(accepted);
+  return r && Math.abs(r.at) <= 8.64e15 ? r : undefined;
 }
 
 function lowerHeaders(c: Context<AppEnv>): Record<string, string> {

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
-import type { InboundRequest, Source, SourceKind, VerifyResult } from '../../source.js';
+import type { Accepted, InboundRequest, Revision, Source, SourceKind, VerifyResult } from '../../source.js';
 import { matchesAny } from '../common/compare.js';
 import {
   bindings,
@@ -12,6 +12,7 @@ import {
   pick,
   reject,
 } from '../common/request.js';
+import { revisionOf, stampMs } from '../common/revision.js';
 import { checkSecretPair, resolveSecrets, secretEnvField, secretLiteralField } from '../common/secrets.js';
 
 // https://docs.github.com/en/webhooks/webhook-events-and-payloads#delivery-headers
@@ -70,6 +71,39 @@ export function githubBinding(payload: unknown): Record<string, string> {
   });
 }
 
+/**
+ * GitHub's revision of the object an event is about: its `updated_at`. Each event name is its own
+ * resource (a review is not a state of the pull request it names). A pull request's `head.sha` is the
+ * tag shown beside it. Other events (push, workflow runs, …) carry no revision and are never dropped.
+ */
+const GITHUB_ORDERED: Readonly<Record<string, (p: unknown) => Revision | undefined>> = {
+  pull_request: (p) =>
+    revisionOf(
+      key('pull_request', p, pick(p, 'pull_request', 'number')),
+      stampMs(pick(p, 'pull_request', 'updated_at')),
+      pick(p, 'pull_request', 'head', 'sha'),
+    ),
+  issues: (p) =>
+    revisionOf(key('issues', p, pick(p, 'issue', 'number')), stampMs(pick(p, 'issue', 'updated_at'))),
+  issue_comment: (p) =>
+    revisionOf(key('issue_comment', p, pick(p, 'comment', 'id')), stampMs(pick(p, 'comment', 'updated_at'))),
+  pull_request_review_comment: (p) =>
+    revisionOf(
+      key('pull_request_review_comment', p, pick(p, 'comment', 'id')),
+      stampMs(pick(p, 'comment', 'updated_at')),
+    ),
+};
+
+function key(event: string, payload: unknown, id: string | undefined): string | undefined {
+  const repo = pick(payload, 'repository', 'full_name');
+  return repo === undefined || id === undefined ? undefined : `${event}:${repo}#${id}`;
+}
+
+export function githubRevision(accepted: Accepted): Revision | undefined {
+  const read = accepted.eventName === null ? undefined : GITHUB_ORDERED[accepted.eventName];
+  return read?.(accepted.payload);
+}
+
 export const github: SourceKind<GithubConfig> = {
   type: 'github',
   configSchema: githubConfig,
@@ -79,6 +113,7 @@ export const github: SourceKind<GithubConfig> = {
       type: 'github',
       verify: (req) => verifyGithub(req, secrets),
       tenantBinding: githubBinding,
+      revision: githubRevision,
     };
   },
 };

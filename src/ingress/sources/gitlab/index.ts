@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { InboundRequest, Source, SourceKind, VerifyResult } from '../../source.js';
+import type { Accepted, InboundRequest, Revision, Source, SourceKind, VerifyResult } from '../../source.js';
 import { matchesAny } from '../common/compare.js';
 import {
   bindings,
@@ -11,6 +11,7 @@ import {
   pick,
   reject,
 } from '../common/request.js';
+import { revisionOf, stampMs } from '../common/revision.js';
 import { checkSecretPair, resolveSecrets, secretEnvField, secretLiteralField } from '../common/secrets.js';
 
 // docs.gitlab.com user/project/integrations/webhooks: "Secret token" arrives verbatim in X-Gitlab-Token.
@@ -56,11 +57,29 @@ export function gitlabBinding(payload: unknown): Record<string, string> {
   });
 }
 
+/**
+ * GitLab's revision: `object_attributes.updated_at` of the object the hook is about (merge request,
+ * issue, note), keyed by `object_kind`, project id and the object's `iid` (else `id`).
+ */
+export function gitlabRevision(accepted: Accepted): Revision | undefined {
+  const p = accepted.payload;
+  const kind = pick(p, 'object_kind');
+  const project = pick(p, 'project', 'id') ?? pick(p, 'project_id');
+  const id = pick(p, 'object_attributes', 'iid') ?? pick(p, 'object_attributes', 'id');
+  const resource = kind && project && id ? `${kind}:${project}#${id}` : undefined;
+  return revisionOf(resource, stampMs(pick(p, 'object_attributes', 'updated_at')));
+}
+
 export const gitlab: SourceKind<GitlabConfig> = {
   type: 'gitlab',
   configSchema: gitlabConfig,
   create(config, lookup): Source {
     const tokens = resolveSecrets(config.secret_env, config.secret, lookup, 'gitlab secret token');
-    return { type: 'gitlab', verify: (req) => verifyGitlab(req, tokens), tenantBinding: gitlabBinding };
+    return {
+      type: 'gitlab',
+      verify: (req) => verifyGitlab(req, tokens),
+      tenantBinding: gitlabBinding,
+      revision: gitlabRevision,
+    };
   },
 };

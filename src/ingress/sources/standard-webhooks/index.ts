@@ -1,14 +1,17 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import {
+  type Accepted,
   type InboundRequest,
+  type Revision,
   type Source,
   SourceConfigError,
   type SourceKind,
   type VerifyResult,
 } from '../../source.js';
 import { matchesAny } from '../common/compare.js';
-import { bodyText, header, isRecord, parseJson, reject, signedBytes } from '../common/request.js';
+import { bodyText, header, isRecord, parseJson, pick, reject, signedBytes } from '../common/request.js';
+import { revisionOf, stampMs } from '../common/revision.js';
 import { checkSecretPair, resolveSecrets, secretEnvField, secretLiteralField } from '../common/secrets.js';
 import { checkTimestamp, DEFAULT_TOLERANCE_SECONDS, MAX_TOLERANCE_SECONDS } from '../common/timestamp.js';
 
@@ -94,6 +97,17 @@ export function verifyStandardWebhook(
   return { kind: 'ok', deliveryId: id, eventName: type, timestamp: fresh.ms, payload: parsed.value };
 }
 
+/**
+ * A Standard Webhooks payload is `{ type, timestamp, data }`: the resource is `data.id`, its revision
+ * the payload's `timestamp` (when the event happened), else the signed `webhook-timestamp` (when it
+ * was sent; a sender that re-signs retries makes that later, so the payload's own is preferred).
+ */
+export function standardWebhooksRevision(accepted: Accepted): Revision | undefined {
+  const p = accepted.payload;
+  const at = stampMs(pick(p, 'timestamp')) ?? accepted.timestamp;
+  return revisionOf(pick(p, 'data', 'id'), at);
+}
+
 export const standardWebhooks: SourceKind<StandardWebhooksConfig> = {
   type: 'standard-webhooks',
   configSchema: standardWebhooksConfig,
@@ -105,6 +119,7 @@ export const standardWebhooks: SourceKind<StandardWebhooksConfig> = {
       verify: (req) => verifyStandardWebhook(req, keys, config.tolerance_seconds),
       // The sender is one configured partner: the source name is the binding.
       tenantBinding: () => ({}),
+      revision: standardWebhooksRevision,
     };
   },
 };
