@@ -42,6 +42,8 @@ export const EVENT_TYPES = [
   'agent.policy.rejected',
   'agent.agent.frozen',
   'agent.agent.unfrozen',
+  // gate breakers (src/gate/breaker): an agent or the tenant crossed a `breakers:` threshold and was frozen
+  'agent.breaker.tripped',
   'agent.away.changed',
   // console: an admin opened a raw payload in the vault view (docs/console.md)
   'agent.payload.viewed',

@@ -6,6 +6,8 @@ import { optional } from '../kernel/port.js';
 import { tasksPort } from '../tasks/port.js';
 import { budgetFactsPort } from './budgets.js';
 import { policyConfigShape } from './config.js';
+import { Breaker, BREAKER_SUBSCRIBER } from './breaker/breaker.js';
+import { breakersSchema } from './breaker/config.js';
 import type { PolicySource } from './load.js';
 import { gatePort, type IntentReader, planRecheckOf } from './port.js';
 import {
@@ -29,7 +31,7 @@ const requires = {
   /** Spending counters for CEL's `budgets` (the cost ledger, src/costs). */
   budgets: optional(budgetFactsPort),
 };
-const sections = policyConfigShape;
+const sections = { ...policyConfigShape, breakers: breakersSchema };
 /** What the gate's parts receive: the core, `rules`/`policy_files`/`gate`, tasks and approvals if running. */
 export type GateDeps = Deps<typeof requires, typeof sections>;
 
@@ -153,6 +155,17 @@ export function gateModule(opts: GateModuleOptions = {}): GateModule {
         };
         process.on('SIGHUP', onHup);
       }
+    },
+    // The automatic breaker to read-only (breaker/breaker.ts): counts decisions and delivery failures.
+    subscribers(s) {
+      const breaker = new Breaker({ s, incidents: ensure(s).incidents, config: () => s.config.breakers });
+      return [
+        {
+          name: BREAKER_SUBSCRIBER,
+          accepts: (t) => breaker.accepts(t),
+          handle: (event) => breaker.handle(event),
+        },
+      ];
     },
     stop() {
       recheckOwner?.useRecheck?.(undefined);

@@ -22,6 +22,7 @@ import { compileTemplates, templateEngine } from './templates.js';
 import { reportProgressSchema } from './schema.js';
 import { Notifier } from './service.js';
 import { alertRecipientAttempt, refuseRecipients } from './recipients.js';
+import { announceBreaker, BREAKER_SUBSCRIBER } from './breaker.js';
 
 /** How often the worker looks for progress digests whose merge window has closed. */
 export const DIGEST_POLL_MS = 1000;
@@ -134,6 +135,12 @@ export function notifyModule(): NotifyModule {
           ownsInbox: true,
           accepts: (t) => t === 'agent.approval.requested',
           handle: (event) => announceApproval(services, n, event, locale),
+        },
+        {
+          name: BREAKER_SUBSCRIBER,
+          ownsInbox: true,
+          accepts: (t) => t === 'agent.breaker.tripped',
+          handle: (event) => announceBreaker(services, n, event, locale),
         },
         {
           name: STALLED_SUBSCRIBER,
