@@ -333,6 +333,31 @@ dlq
     await (await import('./dlq.js')).replay(opts);
   });
 
+const outboxCmd = program
+  .command('outbox')
+  .description(
+    "the outbox's dead letters: events a relay subscriber failed on 25 times (admin API: SWITCHBOARD_URL, SWITCHBOARD_KEY)",
+  );
+outboxCmd
+  .command('dead')
+  .description('one line per dead row: id, event, type, subscriber@version, attempts, parked at, last error')
+  .option('--limit <n>', 'at most this many (≤ 1000, default 100)')
+  .option('--json', 'JSON output')
+  .action(async (opts) => {
+    await (await import('./outbox.js')).dead(opts);
+  });
+outboxCmd
+  .command('replay')
+  .description(
+    'put dead rows back for the relay (after fixing the subscriber); handled subscribers skip them',
+  )
+  .option('--id <id...>', 'outbox row ids (from `outbox dead`)')
+  .option('--all', 'every dead row')
+  .option('--json', 'JSON output')
+  .action(async (opts) => {
+    await (await import('./outbox.js')).replay(opts);
+  });
+
 program
   .command('mcp')
   .description('MCP server on stdio; its tools call the gateway at SWITCHBOARD_URL with SWITCHBOARD_KEY')

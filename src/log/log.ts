@@ -49,6 +49,21 @@ export interface StoredEvent {
  * outbox row in one transaction (joining the caller's when given one), so an event never exists without
  * its outbox row and vice versa.
  */
+/** A dead-letter of the outbox: an event a subscriber failed on until the relay parked it. */
+export interface DeadOutboxView {
+  id: number;
+  event_id: string;
+  type: string | null;
+  correlation_id: string;
+  attempts: number;
+  last_error: string | null;
+  /** The subscriber that failed last, and the version it declared (null: none declared). */
+  consumer: string | null;
+  consumer_version: string | null;
+  dead_at: string | null;
+  created_at: string;
+}
+
 export class EventLog {
   private readonly listeners = new Set<() => void>();
   private handoff: Handoff | undefined;
@@ -231,6 +246,39 @@ export class EventLog {
       q.selectOutboxAttempts(eventIds),
     );
     return new Map(rows.map((r) => [r.event_id, Number(r.attempts)]));
+  }
+
+  /**
+   * Outbox rows parked as dead after the relay's last attempt (`RELAY_DEFAULTS.maxAttempts`), oldest
+   * first, with the subscriber that failed and its version; `ids` narrows to those rows.
+   */
+  async deadOutbox(limit = 100, ids?: readonly number[]): Promise<DeadOutboxView[]> {
+    const rows = await this.db.query<q.DeadOutboxRow>(q.selectDeadOutbox(limit, ids));
+    return rows.map((r) => ({
+      id: Number(r.id),
+      event_id: r.event_id,
+      type: r.type,
+      correlation_id: r.correlation_id,
+      attempts: Number(r.attempts),
+      last_error: r.last_error,
+      consumer: r.consumer,
+      consumer_version: r.consumer_version,
+      dead_at: r.dead_at === null ? null : new Date(Number(r.dead_at)).toISOString(),
+      created_at: new Date(Number(r.created_at)).toISOString(),
+    }));
+  }
+
+  /**
+   * Dead rows (these, or `all`) back to the relay with fresh attempts; the events go out again to every
+   * subscriber that has not handled them (inbox). Returns the rows moved; a row that is not dead is left.
+   */
+  async replayOutbox(ids: readonly number[] | 'all'): Promise<{ id: number; event_id: string }[]> {
+    if (ids !== 'all' && ids.length === 0) return [];
+    const rows = await this.db.query<{ id: number | string; event_id: string }>(
+      q.replayDeadOutbox(ids, this.now()),
+    );
+    for (const fn of this.listeners) fn();
+    return rows.map((r) => ({ id: Number(r.id), event_id: r.event_id }));
   }
 }
 

@@ -18,6 +18,11 @@ export interface Subscriber {
    * for it: one read and one commit less per event.
    */
   ownsInbox?: boolean;
+  /**
+   * The handler's version (bump it when what it does with an event changes): a row parked as dead
+   * keeps the failing subscriber's name and this, so a person knows which code to fix before a replay.
+   */
+  version?: string;
 }
 
 /**
@@ -355,6 +360,7 @@ export class Relay {
 
   /** Hands one row to its subscribers; false when one failed (the row was released for a retry). */
   private async process(row: ClaimedRow, known?: Envelope): Promise<boolean> {
+    let current: Subscriber | undefined;
     try {
       const type = row.type;
       if (type === null || this.subscribers.some((s) => s.accepts(type))) {
@@ -363,6 +369,7 @@ export class Relay {
           throw new Error(`outbox row ${row.id} names event ${row.event_id}, which is not in the log`);
         for (const sub of this.subscribers) {
           if (!sub.accepts(envelope.type)) continue;
+          current = sub;
           if (sub.ownsInbox) {
             await sub.handle(envelope);
             continue;
@@ -378,7 +385,10 @@ export class Relay {
       const attempts = Number(row.attempts) + 1;
       const dead = attempts >= this.opts.maxAttempts;
       const delay = Math.min(1000 * 2 ** (attempts - 1), this.opts.maxBackoffMs);
-      this.opts.logger?.warn({ err, eventId: row.event_id, attempts, dead }, 'outbox subscriber failed');
+      this.opts.logger?.warn(
+        { err, eventId: row.event_id, attempts, dead, consumer: current?.name },
+        'outbox subscriber failed',
+      );
       await this.db
         .query(
           releaseOutboxRow({
@@ -387,6 +397,9 @@ export class Relay {
             attempts,
             availableAt: this.opts.now() + delay,
             error: prefix(String((err as Error)?.message ?? err), 500),
+            consumer: current?.name ?? null,
+            consumerVersion: current?.version ?? null,
+            deadAt: this.opts.now(),
           }),
         )
         .catch(() => {

@@ -268,17 +268,70 @@ export function claimOutbox(
   };
 }
 
-/** A subscriber failed on the row: back to `pending` after a delay, or parked as `dead`. */
+/**
+ * A subscriber failed on the row: back to `pending` after a delay, or parked as `dead`; a dead row
+ * keeps the failing subscriber's name and version, and when it was parked.
+ */
 export function releaseOutboxRow(r: {
   id: number;
   status: 'pending' | 'dead';
   attempts: number;
   availableAt: number;
   error: string;
+  consumer?: string | null;
+  consumerVersion?: string | null;
+  deadAt?: number | null;
 }): Sql {
   return {
-    text: `UPDATE outbox SET status = $1, attempts = $2, available_at = $3, lease_until = NULL, last_error = $4 WHERE id = $5`,
-    values: [r.status, r.attempts, r.availableAt, r.error, r.id],
+    text: `UPDATE outbox SET status = $1, attempts = $2, available_at = $3, lease_until = NULL, last_error = $4,
+             consumer = $6, consumer_version = $7, dead_at = $8 WHERE id = $5`,
+    values: [
+      r.status,
+      r.attempts,
+      r.availableAt,
+      r.error,
+      r.id,
+      r.consumer ?? null,
+      r.consumerVersion ?? null,
+      r.status === 'dead' ? (r.deadAt ?? r.availableAt) : null,
+    ],
+  };
+}
+
+export interface DeadOutboxRow {
+  id: number | string;
+  event_id: string;
+  type: string | null;
+  correlation_id: string;
+  attempts: number | string;
+  last_error: string | null;
+  consumer: string | null;
+  consumer_version: string | null;
+  dead_at: number | string | null;
+  created_at: number | string;
+}
+
+/** Rows parked as dead, oldest first, with their event's type. */
+export function selectDeadOutbox(limit: number, ids?: readonly number[]): Sql {
+  const byId = ids && ids.length > 0 ? ` AND o.id IN (${ids.map((_, i) => `$${i + 2}`).join(', ')})` : '';
+  return {
+    text: `SELECT o.id, o.event_id, (SELECT e.type FROM events e WHERE e.event_id = o.event_id) AS type,
+                  o.correlation_id, o.attempts, o.last_error, o.consumer, o.consumer_version, o.dead_at, o.created_at
+           FROM outbox o WHERE o.status = 'dead'${byId} ORDER BY o.id LIMIT $1`,
+    values: [limit, ...(ids ?? [])],
+  };
+}
+
+/**
+ * Dead rows back to `pending`, attempts from zero, claimable now (the relay runs every subscriber
+ * again; those that handled the event already skip it by their inbox). Returns the rows moved.
+ */
+export function replayDeadOutbox(ids: readonly number[] | 'all', now: number): Sql {
+  const where = ids === 'all' ? '' : ` AND id IN (${ids.map((_, i) => `$${i + 2}`).join(', ')})`;
+  return {
+    text: `UPDATE outbox SET status = 'pending', attempts = 0, available_at = $1, lease_until = NULL
+           WHERE status = 'dead'${where} RETURNING id, event_id`,
+    values: [now, ...(ids === 'all' ? [] : ids)],
   };
 }
 

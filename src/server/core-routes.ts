@@ -6,6 +6,7 @@ import { kernelPort } from '../kernel/kernel.js';
 import { defineModule, type AppEnv } from '../kernel/module.js';
 import { activityLogSubscriber } from './activity-log.js';
 import { openApiDocument } from './openapi.js';
+import { outboxRoutes } from './outbox-routes.js';
 
 const READY_TIMEOUT_MS = 2000;
 /** The API's version in its OpenAPI document: the package's. */
@@ -20,6 +21,7 @@ export function coreModule() {
     requires: { kernel: kernelPort },
     subscribers: (s) => [activityLogSubscriber(s.logger)],
     routes(app, s) {
+      outboxRoutes(app, s);
       app.get('/healthz', (c) => c.json({ status: 'ok' }));
 
       // Built on the first request, once every module has mounted its routes.

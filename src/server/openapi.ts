@@ -5,6 +5,7 @@ import { freezeBodySchema, revokeBodySchema } from '../gate/service/incident-rou
 import { evaluateBodySchema, shadowBodySchema, verifyBodySchema } from '../gate/service/routes.js';
 import { replayBody as ingressReplayBody } from '../ingress/pipeline/replay.js';
 import { costsQuerySchema } from '../costs/routes.js';
+import { deadOutboxQuerySchema, outboxReplayBodySchema } from './outbox-routes.js';
 import { reportProgressSchema } from '../notify/schema.js';
 import { putAwaySchema } from '../signals/routes.js';
 import { cancelBodySchema, resumeBodySchema, taskListQuerySchema } from '../tasks/routes.js';
@@ -101,6 +102,16 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     summary: "continue a headless task's session",
     who: 'approver, admin',
     body: resumeBodySchema,
+  },
+  'GET /v1/outbox/dead': {
+    summary: 'outbox rows parked after the last relay attempt, with the failing subscriber and its version',
+    who: 'admin',
+    query: deadOutboxQuerySchema,
+  },
+  'POST /v1/outbox/replay': {
+    summary: 'put dead outbox rows back for the relay',
+    who: 'admin',
+    body: outboxReplayBodySchema,
   },
   'GET /v1/costs': {
     summary: 'the cost ledger summed by agent, task, session or day',
