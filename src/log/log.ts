@@ -53,6 +53,8 @@ export interface StoredEvent {
 export interface DeadOutboxView {
   id: number;
   event_id: string;
+  /** `bus` (the in-process subscribers) or another relay's topic (`nats`). */
+  topic: string;
   type: string | null;
   correlation_id: string;
   attempts: number;
@@ -257,6 +259,7 @@ export class EventLog {
     return rows.map((r) => ({
       id: Number(r.id),
       event_id: r.event_id,
+      topic: r.topic,
       type: r.type,
       correlation_id: r.correlation_id,
       attempts: Number(r.attempts),

@@ -301,6 +301,7 @@ export function releaseOutboxRow(r: {
 export interface DeadOutboxRow {
   id: number | string;
   event_id: string;
+  topic: string;
   type: string | null;
   correlation_id: string;
   attempts: number | string;
@@ -315,7 +316,7 @@ export interface DeadOutboxRow {
 export function selectDeadOutbox(limit: number, ids?: readonly number[]): Sql {
   const byId = ids && ids.length > 0 ? ` AND o.id IN (${ids.map((_, i) => `$${i + 2}`).join(', ')})` : '';
   return {
-    text: `SELECT o.id, o.event_id, (SELECT e.type FROM events e WHERE e.event_id = o.event_id) AS type,
+    text: `SELECT o.id, o.event_id, o.topic, (SELECT e.type FROM events e WHERE e.event_id = o.event_id) AS type,
                   o.correlation_id, o.attempts, o.last_error, o.consumer, o.consumer_version, o.dead_at, o.created_at
            FROM outbox o WHERE o.status = 'dead'${byId} ORDER BY o.id LIMIT $1`,
     values: [limit, ...(ids ?? [])],
