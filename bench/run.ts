@@ -1,5 +1,6 @@
 import { cpus } from 'node:os';
 import { benchA2A } from './a2a.js';
+import { benchAgents } from './agents.js';
 import { benchAppend, benchIdleMemory } from './core.js';
 import { benchDelivery } from './delivery.js';
 import { benchGate } from './gate.js';
@@ -34,6 +35,7 @@ const SECTIONS: Record<string, () => Promise<string[]>> = {
   a2a: benchA2A,
   replicas: benchReplicas,
   nats: benchNats,
+  agents: benchAgents,
 };
 
 const only = process.argv.slice(2);

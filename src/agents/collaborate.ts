@@ -10,7 +10,7 @@ import { agentNode, WaitGraph } from './graph.js';
 import type { Attempt, CollaborationRequest, Receipt } from './port.js';
 import type { AgentRecord, Registry } from './registry.js';
 import type { Remote, RemoteOutcome } from './remote.js';
-import { route, type RouteResult } from './route.js';
+import { type Candidate, type Routable, type RouteResult, route, type Strategy } from './route.js';
 import * as q from './sql.js';
 
 /**
@@ -69,15 +69,8 @@ export class Engine {
     return depths.length ? Math.max(...depths) : 0;
   }
 
-  private decide(a: Asked, tried: ReadonlySet<string>): RouteResult {
-    return route(
-      this.d.registry.withSkill(a.req.skill),
-      a.req.strategy,
-      this.d.now(),
-      this.d.ttlMs,
-      tried,
-      (id) => this.graph.cycleIf(a.waiter, agentNode(id)),
-    );
+  private decide(a: Asked, tried?: ReadonlySet<string>): RouteResult {
+    return decide(this.graph, this.d.registry.withSkill(a.req.skill), a, this.d.now(), this.d.ttlMs, tried);
   }
 
   async collaborate(req: CollaborationRequest, caller: Principal): Promise<Receipt> {
@@ -108,11 +101,16 @@ export class Engine {
         { open, max_fan_out: MAX_FAN_OUT },
       );
 
-    const first = this.decide(a, new Set());
+    const first = this.decide(a);
     if (first.kind !== 'chosen') {
-      const requested = await this.d.emit(requestedEvent(a));
       const candidates = first.kind === 'no_skill' ? [] : first.candidates;
-      await this.d.emit(routedEvent(requested, a, 1, { chosen: null, refused: first.kind }, candidates));
+      await this.d.db.tx(async (tx) => {
+        const requested = await this.d.emit(requestedEvent(a), tx);
+        await this.d.emit(
+          routedEvent(requested, a, 1, { chosen: null, refused: first.kind }, candidates),
+          tx,
+        );
+      });
       throw this.refusal(req.skill, first);
     }
 
@@ -120,25 +118,33 @@ export class Engine {
     const decision = await this.ask(a, first.agent, (tx) =>
       this.d.emit(requestedEvent(a), tx).then((e) => (requested = e)),
     );
-    if (!requested) requested = await this.d.emit(requestedEvent(a));
-    await this.d.emit(routedEvent(requested, a, 1, { chosen: first.agent, decision }, first.candidates));
+    const started = this.d.now();
+    // The decision and, when allowed, the receipt row: one commit.
+    await this.d.db.tx(async (tx) => {
+      requested ??= await this.d.emit(requestedEvent(a), tx);
+      await this.d.emit(
+        routedEvent(requested, a, 1, { chosen: first.agent, decision }, first.candidates),
+        tx,
+      );
+      if (decision.decision === 'allow')
+        await tx.query(
+          q.insertCollaboration({
+            refId,
+            tenant: this.d.tenant,
+            caller: caller.name,
+            waiter,
+            fromTaskId: a.task?.id ?? null,
+            skill: req.skill,
+            eventId: requested.event_id,
+            now: started,
+          }),
+        );
+    });
+    if (!requested) throw new Error('the requested event was not recorded');
     if (decision.decision !== 'allow') throw denied(decision, first.agent, req.skill);
 
-    const started = this.d.now();
-    await this.d.db.query(
-      q.insertCollaboration({
-        refId,
-        tenant: this.d.tenant,
-        caller: caller.name,
-        waiter,
-        fromTaskId: a.task?.id ?? null,
-        skill: req.skill,
-        eventId: requested.event_id,
-        now: started,
-      }),
-    );
     const attempts: Attempt[] = [];
-    let outcome = await this.attempt(a, first.agent, first.candidates[0]?.score ?? 0, depth, attempts);
+    let outcome = await this.attempt(a, first.agent, scoreIn(first.candidates, first.agent), depth, attempts);
     if (outcome.kind !== 'completed' && req.fallback) {
       const next = this.decide(a, new Set(attempts.map((t) => t.agent)));
       if (next.kind === 'chosen') {
@@ -147,8 +153,7 @@ export class Engine {
           routedEvent(requested, a, 2, { chosen: next.agent, decision: d2 }, next.candidates),
         );
         if (d2.decision === 'allow') {
-          const score = next.candidates.find((c) => c.id === next.agent)?.score ?? 0;
-          outcome = await this.attempt(a, next.agent, score, depth, attempts);
+          outcome = await this.attempt(a, next.agent, scoreIn(next.candidates, next.agent), depth, attempts);
         }
       }
     }
@@ -169,11 +174,30 @@ export class Engine {
       attempts,
       from_task_id: a.task?.id ?? null,
     };
+    const cause = requested;
     await this.d.db.tx(async (tx) => {
       await tx.query(this.updateOf(receipt));
-      await this.d.emit(endedEvent(requested!, a, receipt), tx);
+      for (const id of new Set(attempts.map((t) => t.agent))) {
+        const agent = this.d.registry.get(id);
+        if (agent) await tx.query(this.statsOf(agent));
+      }
+      await this.d.emit(endedEvent(cause, a, receipt), tx);
     });
     return receipt;
+  }
+
+  /** An agent's liveness and statistics as they stand, for the receipt's commit. */
+  private statsOf(a: AgentRecord) {
+    return q.updateAgentState({
+      tenant: this.d.tenant,
+      id: a.id,
+      status: a.status,
+      load: a.reportedLoad,
+      successEwma: a.successEwma,
+      latencyEwma: a.latencyEwma,
+      lastSeen: a.lastSeen,
+      now: this.d.now(),
+    });
   }
 
   private updateOf(r: Receipt) {
@@ -270,20 +294,6 @@ export class Engine {
       answered: outcome.kind === 'completed' || (outcome.kind === 'failed' && outcome.answered),
       latencyMs: latency,
     });
-    await this.d.db
-      .query(
-        q.updateAgentState({
-          tenant: this.d.tenant,
-          id: agent.id,
-          status: agent.status,
-          load: agent.reportedLoad,
-          successEwma: agent.successEwma,
-          latencyEwma: agent.latencyEwma,
-          lastSeen: agent.lastSeen,
-          now,
-        }),
-      )
-      .catch((err: unknown) => this.d.logger.warn({ err, agent: agent.id }, 'agents: statistics not stored'));
     return outcome;
   }
 
@@ -335,6 +345,26 @@ export class Engine {
     };
   }
 }
+
+/** One routing decision: the router over the skill's agents, a candidate excluded when it would close a cycle. */
+export function decide(
+  graph: WaitGraph,
+  withSkill: readonly Routable[],
+  a: { waiter: string; req: { strategy: Strategy } },
+  now: number,
+  ttlMs: number,
+  tried?: ReadonlySet<string>,
+): RouteResult {
+  const reaching = graph.reaching(a.waiter);
+  return route(withSkill, a.req.strategy, now, ttlMs, tried, (id) => {
+    const node = agentNode(id);
+    if (node !== a.waiter && !reaching.has(node)) return undefined;
+    return graph.cycleIf(a.waiter, node);
+  });
+}
+
+const scoreIn = (candidates: readonly Candidate[], id: string) =>
+  Math.round((candidates.find((c) => c.id === id)?.score ?? 0) * 1e6) / 1e6;
 
 function denied(d: GateDecision, agent: string, skill: string): AppError {
   return new AppError(

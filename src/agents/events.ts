@@ -2,7 +2,7 @@ import { type Envelope, type EnvelopeInput, causedBy, jsonDigest } from '../enve
 import type { GateDecision, GateIntent } from '../gate/port.js';
 import type { Principal } from '../kernel/module.js';
 import type { CollaborationRequest, Receipt } from './port.js';
-import type { Candidate } from './route.js';
+import { type Candidate, ranked } from './route.js';
 
 /**
  * What a collaboration says to the gate and the log, as pure builders: the intent (`kind =
@@ -80,7 +80,7 @@ export function routedEvent(
       ...(outcome.decision
         ? { decision: outcome.decision.decision, reason_code: outcome.decision.reason_code }
         : {}),
-      candidates: candidates.slice(0, LISTED),
+      candidates: ranked(candidates).slice(0, LISTED),
       ...(candidates.length > LISTED ? { candidates_omitted: candidates.length - LISTED } : {}),
     },
   });

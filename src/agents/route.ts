@@ -32,10 +32,10 @@ export interface Candidate {
   success_rate: number;
   latency_ms: number | null;
   weight: number;
-  /** Why it was not eligible; absent for the eligible ones. */
-  excluded?: Exclusion;
+  /** Why it was not eligible; absent (or undefined) for the eligible ones. */
+  excluded?: Exclusion | undefined;
   /** The wait-for cycle it would close, when excluded for one. */
-  cycle?: string[];
+  cycle?: string[] | undefined;
 }
 
 export type RouteResult =
@@ -61,32 +61,40 @@ export function scoreOf(a: Routable, strategy: Strategy): number {
 }
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
+const NONE: ReadonlySet<string> = new Set();
 
 /**
  * Routes `skill` among `withSkill` (the registry's index: every agent that has it). `closesCycle`
- * says whether giving this agent the work would close a wait-for cycle, and which.
+ * says whether giving this agent the work would close a wait-for cycle, and which. The candidates
+ * come back in the index's order with raw scores: `ranked` orders and rounds them for a person.
  */
 export function route(
   withSkill: readonly Routable[],
   strategy: Strategy,
   now: number,
   ttlMs: number,
-  tried: ReadonlySet<string> = new Set(),
+  tried: ReadonlySet<string> = NONE,
   closesCycle: (id: string) => string[] | undefined = () => undefined,
 ): RouteResult {
   if (withSkill.length === 0) return { kind: 'no_skill' };
-  const candidates: Candidate[] = [];
+  const candidates: Candidate[] = new Array(withSkill.length);
   let best: Candidate | undefined;
   let cycle: string[] | undefined;
-  for (const a of withSkill) {
+  for (let i = 0; i < withSkill.length; i++) {
+    const a = withSkill[i]!;
+    // One shape for every candidate (the optional fields set from the start): no hidden-class
+    // transitions in the loop that runs for every agent with the skill (bench `agents`).
     const c: Candidate = {
       id: a.id,
-      score: round(scoreOf(a, strategy)),
+      score: scoreOf(a, strategy),
       load: a.load,
-      success_rate: round(a.successEwma),
-      latency_ms: a.latencyEwma === null ? null : Math.round(a.latencyEwma),
+      success_rate: a.successEwma,
+      latency_ms: a.latencyEwma,
       weight: a.weight,
+      excluded: undefined,
+      cycle: undefined,
     };
+    candidates[i] = c;
     if (!isUp(a, now, ttlMs)) c.excluded = 'down';
     else if (tried.has(a.id)) c.excluded = 'tried';
     else {
@@ -97,12 +105,26 @@ export function route(
         cycle ??= closes;
       }
     }
-    candidates.push(c);
     if (c.excluded) continue;
     if (!best || c.score > best.score || (c.score === best.score && c.id < best.id)) best = c;
   }
-  candidates.sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   if (best) return { kind: 'chosen', agent: best.id, candidates };
   if (cycle) return { kind: 'cycle', cycle, candidates };
   return { kind: 'none_up', candidates };
+}
+
+/** The candidates as an event shows them: best first (ties by id), scores and rates rounded. */
+export function ranked(candidates: readonly Candidate[]): Candidate[] {
+  return candidates
+    .map((c) => ({
+      id: c.id,
+      score: round(c.score),
+      load: c.load,
+      success_rate: round(c.success_rate),
+      latency_ms: c.latency_ms === null ? null : Math.round(c.latency_ms),
+      weight: c.weight,
+      ...(c.excluded ? { excluded: c.excluded } : {}),
+      ...(c.cycle ? { cycle: c.cycle } : {}),
+    }))
+    .sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
 }
