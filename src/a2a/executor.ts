@@ -71,7 +71,21 @@ export interface ExecutorDeps {
   skillOf(request: RequestContext['request']): string;
   /** Who asked to cancel a task (set by the handler just before the SDK calls `cancelTask`). */
   cancelers: Map<string, Principal>;
+  /** The `loop` section's limits, read on each message. */
+  loop: () => LoopLimits;
   now: () => number;
+}
+
+/** What `loop.*` (the ingress section) allows derived work; skills obey it as triggers do. */
+export interface LoopLimits {
+  maxDepth: number;
+  tenantRunsPerDay?: number;
+}
+
+interface Refusal {
+  reason: string;
+  limit: number;
+  text: string;
 }
 
 /** The text an agent process is handed: text parts as they are, data parts as JSON, files by name. */
@@ -141,9 +155,16 @@ export class SkillExecutor implements AgentExecutor {
       metadata: { skill: skill.id },
     };
     const text = messageText(user);
+    // A launched agent calling a skill with its task key is derived work one level below its task:
+    // the message is at the task's depth, and what it launches one deeper (as for triggers).
+    const depth = principal.task_id ? ((await this.d.tasks().get(principal.task_id))?.lineage.depth ?? 0) : 0;
     const { cause, sealed, over } = await this.d.db.tx(async (tx) => {
-      // A follow-up to an input-required task is that task's; any new task counts against the budget.
-      const over = ctx.task ? undefined : await overBudget(tx, skill, now);
+      // A follow-up to an input-required task is that task's; any new task counts against the limits.
+      const over = ctx.task
+        ? undefined
+        : (overLoop(depth, this.d.loop()) ??
+          (await overBudget(tx, skill, now)) ??
+          (await overTenant(tx, this.d.loop(), now)));
       if (over)
         task.status = status(
           TaskState.TASK_STATE_REJECTED,
@@ -157,6 +178,7 @@ export class SkillExecutor implements AgentExecutor {
           actor: { user_id: principal.name },
           payload_ref: sealed.ref,
           payload_digest: sealed.digest,
+          lineage: { hop_count: 0, depth },
           redacted_summary: {
             a2a_task_id: task.id,
             context_id: task.contextId,
@@ -295,16 +317,40 @@ export class SkillExecutor implements AgentExecutor {
 
 const DAY_MS = 86_400_000;
 
+/** A message from an agent already `loop.max_depth` levels deep launches nothing (ingress's `depth_limit`). */
+function overLoop(depth: number, loop: LoopLimits): Refusal | undefined {
+  if (depth < loop.maxDepth) return undefined;
+  return {
+    reason: 'depth_limit',
+    limit: loop.maxDepth,
+    text: `rejected: the calling agent's task is ${depth} levels deep; loop.max_depth allows ${loop.maxDepth}`,
+  };
+}
+
+/**
+ * `loop.tenant_runs_per_day`: the A2A tasks of every skill today, counted in the transaction that
+ * writes the task (under the skill-budget lock on PostgreSQL). Ingress counts its trigger runs against
+ * the same number on its own side.
+ */
+async function overTenant(tx: Db, loop: LoopLimits, now: number): Promise<Refusal | undefined> {
+  const cap = loop.tenantRunsPerDay;
+  if (cap === undefined) return undefined;
+  if (tx.dialect === 'postgres') await tx.query(q.lockSkillBudgets());
+  const used = Number((await tx.query<{ n: number }>(q.countTasksSince(now - (now % DAY_MS))))[0]?.n ?? 0);
+  if (used < cap) return undefined;
+  return {
+    reason: 'budget_tenant_per_day',
+    limit: cap,
+    text: `rejected: ${cap} A2A tasks have run today (loop.tenant_runs_per_day)`,
+  };
+}
+
 /**
  * Whether a new task of `skill` would exceed its budget (docs/a2a.md "Budgets"): counted in the
  * transaction that writes the task, under a lock on PostgreSQL, so two messages at once cannot both
  * take the last place.
  */
-async function overBudget(
-  tx: Db,
-  skill: A2ASkill,
-  now: number,
-): Promise<{ reason: string; limit: number; text: string } | undefined> {
+async function overBudget(tx: Db, skill: A2ASkill, now: number): Promise<Refusal | undefined> {
   const { per_day, concurrent } = skill.budget ?? {};
   if (per_day === undefined && concurrent === undefined) return undefined;
   if (tx.dialect === 'postgres') await tx.query(q.lockSkillBudgets());

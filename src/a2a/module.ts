@@ -11,7 +11,7 @@ import { agentCard, JWKS_PATH } from './card.js';
 import { SigningKeys } from './keys.js';
 import { checkPushConfig, enqueuePushes, pushSender } from './push.js';
 import { a2aConfigSchema } from './config.js';
-import { cancelSwitchboardTask, SkillExecutor, Updates } from './executor.js';
+import { cancelSwitchboardTask, type LoopLimits, SkillExecutor, Updates } from './executor.js';
 import { skillOf, SwitchboardRequestHandler } from './handler.js';
 import { a2aRoutes } from './routes.js';
 import { A2APushStore, A2ATaskStore } from './store.js';
@@ -23,6 +23,21 @@ const requires = { tasks: tasksPort, delivery: optional(deliveryPort) };
 type A2ADeps = Deps<typeof requires, typeof sections>;
 
 const VERSION = '0.1.0';
+/** Ingress's default `loop.max_depth`, for a config parsed without the ingress section. */
+const DEFAULT_MAX_DEPTH = 3;
+
+/**
+ * The `loop` section (owned by ingress: derived work's depth and storm limits), read as data, so
+ * skills obey the same limits as triggers without importing ingress.
+ */
+function loopLimits(config: unknown): LoopLimits {
+  const loop = (config as { loop?: { max_depth?: number; tenant_runs_per_day?: number } }).loop;
+  return {
+    maxDepth: loop?.max_depth ?? DEFAULT_MAX_DEPTH,
+    ...(loop?.tenant_runs_per_day !== undefined ? { tenantRunsPerDay: loop.tenant_runs_per_day } : {}),
+  };
+}
+
 /** A claim on an input-required task older than this is taken over: the gateway holding it died. */
 const INPUT_CLAIM_STALE_MS = 60_000;
 
@@ -111,6 +126,7 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
         },
         skillOf: (request) => skillOf(skills(), request),
         cancelers,
+        loop: () => loopLimits(s.config),
         now: s.now,
       });
       handler = new SwitchboardRequestHandler(

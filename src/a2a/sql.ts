@@ -109,6 +109,11 @@ export function countSkillTasksSince(skill: string, since: number): Sql {
   return sql('SELECT COUNT(*) AS n FROM a2a_tasks WHERE skill = $1 AND created_at >= $2', skill, since);
 }
 
+/** A2A tasks of every skill since `since` (the start of the UTC day): what `loop.tenant_runs_per_day` counts here. */
+export function countTasksSince(since: number): Sql {
+  return sql('SELECT COUNT(*) AS n FROM a2a_tasks WHERE created_at >= $1', since);
+}
+
 /** Tasks of a skill that have not ended: what `budget.concurrent` counts. */
 export function countSkillTasksOpen(skill: string): Sql {
   return sql(`SELECT COUNT(*) AS n FROM a2a_tasks WHERE skill = $1 AND state NOT IN ${TERMINAL}`, skill);
