@@ -11,6 +11,8 @@ export interface ApprovalView {
   reason: string;
   plan_digest: string;
   task_id: string | null;
+  /** The chain of its request event (the intent it was asked for): a trace follows it (src/effects). */
+  correlation_id?: string;
   requested_by: string;
   created_at: string;
   expires_at: string;

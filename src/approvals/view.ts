@@ -37,6 +37,7 @@ export function toRecord(row: ApprovalRow, now: number): ApprovalRecord {
     plan_digest: row.plan_digest,
     plan: JSON.parse(row.plan) as ApprovalPlan,
     task_id: row.task_id,
+    correlation_id: row.correlation_id,
     session_id: row.session_id,
     requested_by: row.requested_by,
     approvers: row.approvers ? (JSON.parse(row.approvers) as string[]) : null,

@@ -116,6 +116,14 @@ audit
   )
   .option('-c, --config <path>', 'config file')
   .action(async (opts) => (await import('./audit.js')).verify(opts));
+audit
+  .command('trace <id>')
+  .description(
+    "intent → decision → approval → effect → receipt for an event, task, effect, delivery or touch id (reads the gateway's store)",
+  )
+  .option('-c, --config <path>', 'config file')
+  .option('--json', 'print the trace as JSON')
+  .action(async (id: string, opts) => (await import('./audit.js')).trace(id, opts));
 
 const events = program.command('events').description('read the event log');
 events

@@ -3,6 +3,8 @@ import { type Egress, type EgressOptions, liveEgress } from '../egress/index.js'
 import { AppError } from '../errors/index.js';
 import { channelsConfigSchema } from '../channels/config.js';
 import { type Deps, defineModule, type Module } from '../kernel/module.js';
+import { optional } from '../kernel/port.js';
+import { effectsPort } from '../effects/port.js';
 import { outboundPort } from '../notify/port.js';
 import { type DeliveryConfig, deliveryConfigSchema, deliveryPolicies } from './config.js';
 import { type ChannelEntry, DeliveryEngine, type EngineOptions } from './engine/engine.js';
@@ -10,6 +12,7 @@ import { deliveryMetrics } from './engine/metrics.js';
 import { deliveryRoutes } from './engine/routes.js';
 import { createDeliveryService, type DeliveryService } from './engine/service.js';
 import { type DynamicSender, deliveryPort } from './port.js';
+import { RECONCILE_DEFAULTS, Reconciler, type ReconcilerOptions } from './reconcile/reconciler.js';
 
 export type {
   DeliveryService,
@@ -31,14 +34,19 @@ export interface DeliveryModuleOptions {
   engine?: Pick<EngineOptions, 'batchSize' | 'loops' | 'pollMs' | 'leaseMs' | 'random'>;
   /** Overrides of the egress built from `egress.allow` (tests: loopback-only sockets, a fake dispatcher). */
   egress?: Partial<Omit<EgressOptions, 'allow'>>;
+  /** Reconciler tuning (tests: ask at once instead of after 30 s). */
+  reconcile?: Pick<ReconcilerOptions, 'afterMs' | 'maxChecks'>;
 }
 
 const sections = { delivery: deliveryConfigSchema.prefault({}), channels: channelsConfigSchema };
-type DeliveryDeps = Deps<Record<never, never>, typeof sections>;
+/** Effects (optional): every delivery is an effect with a receipt, and the reconciler settles unknown ones. */
+const requires = { effects: optional(effectsPort) };
+type DeliveryDeps = Deps<typeof requires, typeof sections>;
 
-export interface DeliveryModule extends Module<Record<never, never>, typeof sections> {
+export interface DeliveryModule extends Module<typeof requires, typeof sections> {
   service(): DeliveryService | undefined;
   engine(): DeliveryEngine | undefined;
+  reconciler(): Reconciler | undefined;
 }
 
 function readConfig(deps: DeliveryDeps, overrides?: Partial<DeliveryConfig>): DeliveryConfig {
@@ -55,6 +63,7 @@ function readConfig(deps: DeliveryDeps, overrides?: Partial<DeliveryConfig>): De
 export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule {
   let service: DeliveryService | undefined;
   let engine: DeliveryEngine | undefined;
+  let reconciler: Reconciler | undefined;
   let egress: Egress | undefined;
   let offReload: (() => void) | undefined;
   const senders = new Map<string, DynamicSender>();
@@ -83,10 +92,23 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       onAppended,
       logger: s.logger,
       dynamic,
+      effects: () => s.effects,
       ...opts.engine,
     });
     const e = engine;
     const guard = egress;
+    reconciler = new Reconciler({
+      db: s.db,
+      log: s.log,
+      channels,
+      egress,
+      secret: (name) => env[name],
+      now: s.now,
+      effects: () => s.effects,
+      wake: () => e.wake(),
+      logger: s.logger,
+      ...opts.reconcile,
+    });
     service = createDeliveryService({
       db: s.db,
       log: s.log,
@@ -102,6 +124,7 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       },
       secret: (name) => env[name],
       dynamic,
+      effects: () => s.effects,
     });
     service.addSender = (sender) => {
       senders.set(sender.type, sender);
@@ -117,11 +140,13 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
     ...defineModule({
       name: 'delivery',
       config: sections,
+      requires,
       provides: [deliveryPort, outboundPort],
       migrations: new URL('./migrations/', import.meta.url),
     }),
     service: () => service,
     engine: () => engine,
+    reconciler: () => reconciler,
     routes(app, s) {
       deliveryRoutes(app, s, running);
     },
@@ -136,12 +161,27 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       s.provide(outboundPort, svc);
       if (opts.workers !== false) engine?.start();
     },
+    workers(s) {
+      if (opts.workers === false) return [];
+      ensure(s);
+      const r = reconciler!;
+      return [
+        {
+          name: 'delivery.reconcile',
+          intervalMs: RECONCILE_DEFAULTS.intervalMs,
+          tick: async () => {
+            await r.tick();
+          },
+        },
+      ];
+    },
     async stop() {
       offReload?.();
       await engine?.stop();
       await egress?.close();
       service = undefined;
       engine = undefined;
+      reconciler = undefined;
     },
   };
 }

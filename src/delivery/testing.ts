@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { loopbackOnly } from '../egress/testing.js';
 import type { Message } from '../notify/port.js';
+import type { Module } from '../kernel/module.js';
 import type { Dialect } from '../store/port.js';
 import { coreModule } from '../server/core-routes.js';
 import { testApp, type TestApp } from '../server/testing.js';
@@ -47,6 +48,8 @@ export async function harness(opts: {
   module?: DeliveryModuleOptions;
   /** An injected clock, so a test can assert on stored times instead of the wall clock. */
   now?: () => number;
+  /** More modules beside core and delivery (the effect ledger). */
+  modules?: Module[];
 }): Promise<Harness> {
   const delivery = deliveryModule({
     workers: false,
@@ -58,7 +61,7 @@ export async function harness(opts: {
   });
   const t = await testApp({
     dialect: opts.dialect,
-    modules: [coreModule(), delivery],
+    modules: [coreModule(), delivery, ...(opts.modules ?? [])],
     config: { channels: opts.channels, egress: { allow: ['127.0.0.1'] } },
     ...(opts.now ? { now: opts.now } : {}),
   });

@@ -67,6 +67,8 @@ export const EVENT_TYPES = [
   'integration.delivery.unknown',
   'integration.delivery.blocked',
   'integration.delivery.replayed',
+  // the reconciler asked the provider about an unknown outcome: found, absent (re-sent) or unsettled
+  'integration.delivery.reconciled',
   'integration.endpoint.disabled',
   'integration.endpoint.enabled',
   // reach (src/reach): a touch reaching the gate, and its outcome (or its refusal before the gate)
@@ -78,6 +80,10 @@ export const EVENT_TYPES = [
   'agent.collaboration.completed',
   'agent.collaboration.failed',
   'agent.agent.registered',
+  // effects (src/effects): a side effect frozen before it goes out (its plan digest, capability and
+  // idempotency key), and the receipt that came back or the reconciler found (docs/effects.md)
+  'agent.effect.prepared',
+  'agent.effect.receipted',
   // ears
   'integration.webhook.accepted',
   'integration.webhook.rejected',

@@ -27,6 +27,8 @@ export const ID_PREFIXES = {
   collaboration: 'col',
   /** A gateway process on a shared store (src/cluster): a new one at every start. */
   replica: 'rep',
+  /** A side effect with its receipt (src/effects). */
+  effect: 'eff',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -8,6 +8,7 @@ import { gatePort } from '../gate/port.js';
 import { type Deps, defineModule } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
 import { tasksPort } from '../tasks/port.js';
+import { effectsPort } from '../effects/port.js';
 import { reachSections, type ToolConfig } from './config.js';
 import { type InProcessTool, toolsOfModule } from './inprocess.js';
 import { memoryTools } from './memory.js';
@@ -34,6 +35,7 @@ const requires = {
   delivery: optional(deliveryPort),
   /** The sweep is a singleton: it runs on the cluster's leader (docs/scale.md). */
   cluster: optional(clusterPort),
+  effects: optional(effectsPort),
 };
 type ReachDepsOf = Deps<typeof requires, typeof reachSections>;
 
@@ -82,6 +84,7 @@ export function reachModule(opts: ReachModuleOptions = {}) {
             approvals: () => deps.approvals,
             tasks: () => deps.tasks,
             delivery: () => deps.delivery,
+            effects: () => deps.effects,
             publicUrl: deps.config.server.public_url,
           },
           tools,

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ApprovalService } from '../approvals/port.js';
 import type { DeliveryPort } from '../delivery/port.js';
+import { type EffectReceipt, type EffectsPort, effectKey } from '../effects/port.js';
 import { type Envelope, type EnvelopeInput, jsonDigest, newId } from '../envelope/index.js';
 import type { GateDecision, GateIntent, GateService } from '../gate/port.js';
 import type { Vault } from '../log/vault.js';
@@ -60,6 +61,32 @@ export interface ReachDeps {
   delivery(): DeliveryPort | undefined;
   /** `server.public_url`: the base of the GET link a pushed result carries. */
   publicUrl: string | undefined;
+  /** The effect ledger (src/effects), when it runs: a write or admin tool's run is an effect with a receipt. */
+  effects?(): EffectsPort | undefined;
+}
+
+/** What let a run through: the decision's (or the approval's) plan, capability, revision and approval. */
+interface Basis {
+  plan_digest: string;
+  capability_id: string | null;
+  policy_revision: string | null;
+  approval_id: string | null;
+  /** The intent's chain when the cause at hand is not its event (the retry after an approval). */
+  correlation_id?: string | null;
+}
+
+const basisOf = (d: GateDecision): Basis => ({
+  plan_digest: d.plan_digest,
+  capability_id: d.capability?.id ?? null,
+  policy_revision: d.policy_revision,
+  approval_id: d.approval_id ?? null,
+});
+
+/** A tool's outcome as a receipt: a timeout may have acted, so nobody but a person can settle it. */
+function receiptOf(o: Outcome): EffectReceipt {
+  if ('data' in o) return { status: 'done', answer: JSON.stringify(o.data ?? null) };
+  if (o.error.code === 'TIMEOUT') return { status: 'unsettled', detail: o.error.code };
+  return { status: 'failed', detail: o.error.code };
 }
 
 /** How long an async touch waits in the background for a person (approvals expire well before). */
@@ -310,7 +337,20 @@ export class Reach {
     const end = (e: TouchError) => this.finish(requestId, tool, c, owner, cause, { error: e }, cost());
     switch (decision.decision) {
       case 'allow':
-        return this.execute(tool, params, c, owner, requestId, cause, timeoutMs, retry, o, cost, undefined);
+        return this.execute(
+          tool,
+          params,
+          c,
+          owner,
+          requestId,
+          cause,
+          timeoutMs,
+          retry,
+          o,
+          cost,
+          undefined,
+          basisOf(decision),
+        );
       case 'modify': {
         const changed = structuredClone(decision.input ?? params);
         if (!tool.validate(changed))
@@ -319,7 +359,10 @@ export class Reach {
             message: `the policy rewrote the parameters of ${tool.name} into ones its schema refuses`,
             details: { reason_code: 'MODIFIED_INPUT_INVALID', rule: decision.matched_rules[0]?.id ?? null },
           });
-        return this.execute(tool, changed, c, owner, requestId, cause, timeoutMs, retry, o, cost, undefined);
+        return this.execute(tool, changed, c, owner, requestId, cause, timeoutMs, retry, o, cost, undefined, {
+          ...basisOf(decision),
+          plan_digest: jsonDigest({ tool: tool.name, params: changed }),
+        });
       }
       default:
         return end(denial(decision, tool));
@@ -415,6 +458,8 @@ export class Reach {
     const approvalId = row.approval_id!;
     const view = await this.d.approvals()?.get(approvalId);
     const cause = { task_id: row.task_id, session_id: c.session_id ?? null };
+    // The intent's chain, through the approval's request event: the run joins it (src/effects trace).
+    const chain = view?.correlation_id ?? null;
     const refusal = (code: 'DENIED', reason: string, message: string) =>
       this.finish(
         row.request_id,
@@ -467,6 +512,14 @@ export class Reach {
       o,
       cost,
       view.plan_digest,
+      {
+        plan_digest: view.plan_digest,
+        capability_id: view.capability?.id ?? null,
+        // The revision serving when it runs: the approval's re-check was made under it.
+        policy_revision: this.d.gate()?.policy?.().revision ?? null,
+        approval_id: approvalId,
+        correlation_id: chain,
+      },
     );
   }
 
@@ -483,6 +536,7 @@ export class Reach {
     o: TouchOptions,
     cost: () => number,
     approvedDigest: string | undefined,
+    basis?: Basis,
   ): Promise<TouchResponse> {
     if (tool.permission === 'admin') {
       // Seed §3.3: an admin tool is checked again where it executes, against the policy serving now.
@@ -490,6 +544,7 @@ export class Reach {
       if (again) return this.finish(requestId, tool, c, owner, cause, { error: again }, cost());
     }
     const partial = o.onPartial ? (text: string) => o.onPartial!(redactText(text, tool.redact)) : undefined;
+    const effect = await this.prepareEffect(tool, params, c, requestId, cause, basis);
     let tries = 0;
     let outcome: Outcome;
     for (;;) {
@@ -507,7 +562,44 @@ export class Reach {
       if (!retryable || tries >= retry) break;
       tries++;
     }
+    if (effect) await effect(receiptOf(outcome));
     return this.finish(requestId, tool, c, owner, cause, outcome, cost());
+  }
+
+  /**
+   * A write or admin tool (not memory, which stays inside the gateway) is an effect: prepared before
+   * the backend runs, with the key from the plan digest and the capability; the returned function
+   * records its receipt.
+   */
+  private async prepareEffect(
+    tool: Tool,
+    params: Record<string, unknown>,
+    c: TouchCaller,
+    requestId: string,
+    cause: Cause,
+    basis: Basis | undefined,
+  ): Promise<((r: EffectReceipt) => Promise<void>) | undefined> {
+    const effects = this.d.effects?.();
+    if (!effects || tool.permission === 'read' || tool.kind === 'memory') return undefined;
+    const plan = basis?.plan_digest || jsonDigest({ tool: tool.name, params });
+    const capability = basis?.capability_id ?? null;
+    const env = 'event_id' in cause ? cause : undefined;
+    await effects.prepared({
+      kind: 'reach',
+      ref: requestId,
+      target: tool.name,
+      plan_digest: plan,
+      capability_id: capability,
+      policy_revision: basis?.policy_revision ?? null,
+      approval_id: basis?.approval_id ?? null,
+      task_id: c.task_id,
+      correlation_id: env?.correlation_id ?? basis?.correlation_id ?? null,
+      causation_id: env?.event_id ?? null,
+    });
+    const key = effectKey(plan, capability);
+    return async (r) => {
+      await effects.receipted(key, r);
+    };
   }
 
   private async recheck(

@@ -6,6 +6,7 @@ import { clusterModule } from '../cluster/module.js';
 import { consoleModule } from '../console/module.js';
 import { costsModule } from '../costs/module.js';
 import { deliveryModule } from '../delivery/module.js';
+import { effectsModule } from '../effects/module.js';
 import { gateModule } from '../gate/module.js';
 import { ingressModule } from '../ingress/module.js';
 import { LOG_MIGRATIONS } from '../log/index.js';
@@ -30,6 +31,7 @@ export function allModules() {
   return [
     coreModule(),
     clusterModule(),
+    effectsModule(),
     deliveryModule(),
     approvalsModule(),
     tasksModule(),

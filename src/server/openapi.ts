@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { askSchema, decisionSchema } from '../approvals/routes.js';
 import { replayBodySchema } from '../delivery/engine/routes.js';
+import { effectsQuerySchema } from '../effects/routes.js';
 import { freezeBodySchema, revokeBodySchema } from '../gate/service/incident-routes.js';
 import { evaluateBodySchema, shadowBodySchema, verifyBodySchema } from '../gate/service/routes.js';
 import { replayBody as ingressReplayBody } from '../ingress/pipeline/replay.js';
@@ -120,6 +121,15 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   },
   'GET /v1/deliveries': { summary: 'outbound deliveries and dead letters', who: 'admin' },
   'POST /v1/deliveries/replay': { summary: 'replay dead letters', who: 'admin', body: replayBodySchema },
+  'GET /v1/effects': {
+    summary: 'side effects and their receipts (?status=unsettled: what waits for a person)',
+    who: 'admin',
+    query: effectsQuerySchema,
+  },
+  'GET /v1/effects/trace/:id': {
+    summary: 'intent → decision → approval → effect → receipt for an event, task or effect id',
+    who: 'admin',
+  },
   'POST /v1/ingress/:source': {
     summary: 'an inbound webhook (202, 200 duplicate, 401, 404, 413, 415)',
     who: "the source's signature",

@@ -8,6 +8,7 @@ import { type TasksConfig, type TasksConfigInput, parseTasksConfig, tasksConfigS
 import { type Egress, liveEgress } from '../egress/index.js';
 import { type Poster, egressPoster } from './http.js';
 import { tasksPort } from './port.js';
+import { effectsPort } from '../effects/port.js';
 import { taskRoutes } from './routes.js';
 import { TaskRunner } from './service.js';
 import { type Leadership, Supervisor } from './supervisor.js';
@@ -30,8 +31,11 @@ export interface TasksModuleOptions {
 }
 
 const sections = { tasks: tasksConfigSchema.prefault({}) };
-/** The supervisor runs on the cluster's leader only (docs/scale.md); alone, it takes its own lock. */
-const requires = { cluster: optional(clusterPort) };
+/**
+ * The supervisor runs on the cluster's leader only (docs/scale.md); alone, it takes its own lock.
+ * Effects (optional): an `http` action's POST is recorded with its receipt.
+ */
+const requires = { cluster: optional(clusterPort), effects: optional(effectsPort) };
 type TasksDeps = Deps<typeof requires, typeof sections>;
 
 export interface TasksModule extends Module<typeof requires, typeof sections> {
@@ -83,6 +87,7 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
         poster: opts.poster ?? egressPoster(egress),
         bootId: opts.bootId ?? randomUUID(),
         ...(opts.env ? { env: opts.env } : {}),
+        effects: () => s.effects,
       });
       const recovered = await runner.recover();
       if (recovered > 0)

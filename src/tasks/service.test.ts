@@ -6,6 +6,9 @@ import { one } from '../store/port.js';
 import { parseTasksConfig } from './config.js';
 import { TaskRunner } from './service.js';
 import * as q from './sql.js';
+import { httpPlanDigest } from './actions.js';
+import { effectKey } from '../effects/port.js';
+import type { LaunchRequest } from './port.js';
 import {
   agentCommand,
   harness,
@@ -208,7 +211,7 @@ describe.each(await dialects())('http and notify tasks (%s)', (dialect) => {
     await h.cleanup();
   });
 
-  it('POSTs with the cause event id as the idempotency key and stays working on 202', async () => {
+  it('POSTs with the effect key (from the plan digest of trigger, URL and cause) and stays working on 202', async () => {
     answer = 202;
     const req = await launchRequest(h, {
       type: 'http',
@@ -219,7 +222,9 @@ describe.each(await dialects())('http and notify tasks (%s)', (dialect) => {
     const view = await h.runner.launch(req);
     expect(view.state).toBe('working');
     expect(posted).toHaveLength(1);
-    expect(posted[0]?.headers['idempotency-key']).toBe(req.cause.event_id);
+    expect(posted[0]?.headers['idempotency-key']).toBe(
+      effectKey(httpPlanDigest(req, req.action as Extract<LaunchRequest['action'], { type: 'http' }>), null),
+    );
     expect(JSON.parse(posted[0]!.body)).toEqual({
       message: 'Please review this PR.',
       repo: 'acme/widgets',

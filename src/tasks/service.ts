@@ -18,6 +18,7 @@ import type { Db } from '../store/port.js';
 import { launchHttp, launchNotify } from './actions.js';
 import type { TasksConfig } from './config.js';
 import type { Poster } from './http.js';
+import type { EffectsPort } from '../effects/port.js';
 import { type AgentProcess, type Exit, pidAlive, startProcess } from './process.js';
 import { planResume, RESUMABLE, resumeHeader } from './resume.js';
 import * as q from './sql.js';
@@ -43,6 +44,8 @@ export interface RunnerDeps {
   bootId: string;
   /** Where the passthrough variables are read from (default: process.env at spawn time). */
   env?: NodeJS.ProcessEnv;
+  /** The effect ledger (src/effects), when it runs: an `http` action's POST is an effect with a receipt. */
+  effects?: () => EffectsPort | undefined;
 }
 
 /** A session id becomes one argv element of a resume command: it must look like an id, not like a flag. */
@@ -107,7 +110,17 @@ export class TaskRunner implements TaskService {
     const a = req.action;
     if (a.type === 'http') {
       const id = newId('task', this.deps.now());
-      return q.toView(await launchHttp(this.store, this.deps.poster, this.deps.publicUrl(), req, a, id));
+      return q.toView(
+        await launchHttp(
+          this.store,
+          this.deps.poster,
+          this.deps.publicUrl(),
+          req,
+          a,
+          id,
+          this.deps.effects?.(),
+        ),
+      );
     }
     if (a.type === 'notify') return q.toView(await launchNotify(this.store, req, a));
     const vars = trustedVars(req.trusted);

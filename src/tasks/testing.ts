@@ -1,3 +1,4 @@
+import type { Module } from '../kernel/module.js';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +26,13 @@ export interface TasksHarness {
 
 export async function harness(
   dialect: Dialect,
-  opts: { config?: TasksConfigInput; module?: TasksModuleOptions; now?: () => number } = {},
+  opts: {
+    config?: TasksConfigInput;
+    module?: TasksModuleOptions;
+    now?: () => number;
+    /** More modules beside core and tasks (the effect ledger). */
+    modules?: Module[];
+  } = {},
 ): Promise<TasksHarness> {
   const workDir = mkdtempSync(join(tmpdir(), 'sb-tasks-'));
   const mod = tasksModule({
@@ -36,7 +43,7 @@ export async function harness(
   });
   const t = await testApp({
     dialect,
-    modules: [coreModule(), mod],
+    modules: [coreModule(), mod, ...(opts.modules ?? [])],
     ...(opts.now ? { now: opts.now } : {}),
   });
   const runner = mod.runner;

@@ -36,6 +36,12 @@ export const slackConfig = z
   });
 export type SlackConfig = z.infer<typeof slackConfig>;
 
+/**
+ * Message metadata's event type: in token mode each message names its event, so the reconciler can
+ * find it in `conversations.history` after a send whose answer never came (src/delivery/reconcile).
+ */
+export const SLACK_METADATA_EVENT_TYPE = 'switchboard_message';
+
 /** Block Kit: a section's text is at most 3000 characters. */
 export const SLACK_SECTION_MAX_CHARS = 3000;
 const HEADER_MAX_CHARS = 150; // Block Kit header limit
@@ -110,6 +116,7 @@ export function formatSlack(input: Message, config: SlackConfig, ctx: FormatCont
   let url: string;
   if (config.token_env !== undefined) {
     body['channel'] = config.channel;
+    body['metadata'] = { event_type: SLACK_METADATA_EVENT_TYPE, event_payload: { event_id: msg.eventId } };
     headers['authorization'] = `Bearer ${requireSecret(ctx, config.token_env)}`;
     url = config.api_url ?? SLACK_API_URL;
   } else {

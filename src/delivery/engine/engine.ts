@@ -10,6 +10,8 @@ import type { DeliveryPolicies } from '../config.js';
 import type { DynamicSender } from '../port.js';
 import { BODY_EXCERPT_CHARS, deliveryEvent } from '../events.js';
 import { attemptDelivery } from './attempt.js';
+import { deliveryKey, receiptOf } from './effects.js';
+import type { EffectsPort } from '../../effects/port.js';
 import {
   DEDUP_CHANNEL_TYPES,
   type Finished,
@@ -67,6 +69,8 @@ export interface EngineOptions {
   random?: () => number;
   /** The sender of a destination no channel names (`<type>:<id>`, `DeliveryPort.addSender`). */
   dynamic?: (destination: string) => DynamicSender | undefined;
+  /** The effect ledger, when the effects module runs: every settled attempt records its receipt. */
+  effects?: () => EffectsPort | undefined;
   batchSize?: number;
   loops?: number;
   pollMs?: number;
@@ -182,6 +186,15 @@ export class DeliveryEngine {
       );
       await this.o.log.appendMany(inputs, tx);
       for (const i of inputs) types.push(i.type);
+      const effects = this.o.effects?.();
+      if (effects)
+        for (const r of rows)
+          if (r.status === 'reconcile')
+            await effects.receipted(
+              deliveryKey(r),
+              { status: 'unknown', detail: 'lease expired: the worker stopped mid-attempt' },
+              tx,
+            );
       for (const r of rows)
         this.o.metrics?.outcomes.inc({
           destination: r.destination,
@@ -312,6 +325,7 @@ export class DeliveryEngine {
     const now = this.o.now();
     const types: string[] = [];
     const levels = new Map<string, number>();
+    const effects = this.o.effects?.();
     await this.o.db.tx(async (tx) => {
       const inputs: EnvelopeInput[] = [];
       const byDest = new Map<string, Finished[]>();
@@ -351,6 +365,8 @@ export class DeliveryEngine {
             }),
           );
           inputs.push(event);
+          const receipt = effects && receiptOf(f, status);
+          if (effects && receipt) await effects.receipted(receipt.key, receipt.receipt, tx);
           this.o.metrics?.outcomes.inc({
             destination: dest,
             outcome: status === 'reconcile' ? 'reconcile' : f.outcome.kind,

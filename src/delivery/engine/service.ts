@@ -12,6 +12,8 @@ import { firstAttemptAt, type RetryPolicy } from '../retry.js';
 import { type EndpointPolicy, initialEndpoint } from './endpoint.js';
 import { deliveryEvent } from '../events.js';
 import { errorOf, settle } from './settle.js';
+import { deliveryEffect, receiptOf } from './effects.js';
+import type { EffectsPort } from '../../effects/port.js';
 import * as q from './sql.js';
 
 /**
@@ -112,6 +114,8 @@ export interface ServiceDeps {
   secret?: (env: string) => string | undefined;
   /** The sender of a destination no channel names (`<type>:<id>`, `DeliveryPort.addSender`). */
   dynamic?: (destination: string) => DynamicSender | undefined;
+  /** The effect ledger, when the effects module runs: each delivery is prepared in the enqueue's transaction. */
+  effects?: () => EffectsPort | undefined;
 }
 
 export function view(r: q.DeliveryRow): DeliveryView {
@@ -205,8 +209,12 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
           ...(finished ? { status: 'dead' as const, lastError: errorOf(finished.outcome) } : {}),
         }),
       );
+      const effects = rows[0] ? d.effects?.() : undefined;
+      if (effects) await effects.prepared(deliveryEffect(row), tx);
       if (rows[0] && finished) {
         await d.log.appendMany([settle(finished).event], tx);
+        const receipt = effects && receiptOf(finished, 'dead');
+        if (effects && receipt) await effects.receipted(receipt.key, receipt.receipt, tx);
         tx.afterCommit(() => {
           d.onAppended?.(['integration.delivery.blocked']);
           d.log.notify();

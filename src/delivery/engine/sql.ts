@@ -242,7 +242,8 @@ export function selectDeliveries(f: DeliveryFilter, statuses?: readonly Delivery
 /** A replay: a fresh schedule under the current config (the channel's type may have changed). */
 export function replayDelivery(id: string, channelType: string, now: number): Sql {
   return {
-    text: `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = $3, channel_type = $2, lease_until = NULL, updated_at = $3
+    text: `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = $3, channel_type = $2, lease_until = NULL,
+  reconcile_checks = 0, reconcile_next_at = NULL, updated_at = $3
 WHERE id = $1 AND status IN ('dead', 'reconcile') RETURNING id`,
     values: [id, channelType, now],
   };
@@ -250,4 +251,56 @@ WHERE id = $1 AND status IN ('dead', 'reconcile') RETURNING id`,
 
 export function countByStatus(): Sql {
   return { text: 'SELECT status, COUNT(*) AS n FROM deliveries GROUP BY status' };
+}
+
+/**
+ * Deliveries in `reconcile` the reconciler may ask about now: unknown for at least `settledBefore`
+ * (a message takes a moment to show in a channel's history), under the check cap, due.
+ */
+export function selectReconcilable(
+  now: number,
+  settledBefore: number,
+  maxChecks: number,
+  limit: number,
+): Sql {
+  return {
+    text: `SELECT ${COLUMNS} FROM deliveries
+WHERE status = 'reconcile' AND reconcile_checks < $3 AND updated_at <= $2
+  AND (reconcile_next_at IS NULL OR reconcile_next_at <= $1)
+ORDER BY updated_at, id LIMIT $4`,
+    values: [now, settledBefore, maxChecks, limit],
+  };
+}
+
+/** The provider has it: delivered after all, with the provider's id when it gave one. */
+export function reconcileFound(id: string, now: number): Sql {
+  return {
+    text: `UPDATE deliveries SET status = 'succeeded', last_error = NULL, reconcile_next_at = NULL, updated_at = $2
+WHERE id = $1 AND status = 'reconcile' RETURNING id`,
+    values: [id, now],
+  };
+}
+
+/** The provider does not have it (or de-duplicates a second send): due again, checks reset. */
+export function reconcileResend(id: string, now: number, why: string): Sql {
+  return {
+    text: `UPDATE deliveries SET status = 'pending', next_attempt_at = $2, lease_until = NULL, last_error = $3,
+  reconcile_checks = 0, reconcile_next_at = NULL, updated_at = $2
+WHERE id = $1 AND status = 'reconcile' RETURNING id`,
+    values: [id, now, why],
+  };
+}
+
+/**
+ * Asked, not settled: `nextAt` null parks it for a person (checks at the cap); otherwise one more check
+ * is counted and the next is due then.
+ */
+export function reconcileChecked(id: string, why: string, nextAt: number | null, cap: number): Sql {
+  return {
+    text: `UPDATE deliveries SET last_error = $2,
+  reconcile_checks = CASE WHEN $5 = 1 THEN $4 ELSE reconcile_checks + 1 END,
+  reconcile_next_at = $3
+WHERE id = $1 AND status = 'reconcile' RETURNING id`,
+    values: [id, why, nextAt, cap, nextAt === null ? 1 : 0],
+  };
 }

@@ -1,0 +1,2 @@
+export * from './port.js';
+export { effectsModule, type EffectsModule } from './module.js';
