@@ -39,11 +39,14 @@ autocannon({
 
 const CONFIG = `data_dir: ./data
 server: { host: 127.0.0.1, port: 0 }
+auth:
+  keys:
+    - { name: ops, role: admin, key_env: SB_ADMIN_KEY }
 sources:
   github: { type: github, secret_env: GH_SECRET }
 triggers:
   - { id: every-push, source: github, when: 'event.name == "push"', action: { type: notify } }
-log: { level: warn }
+log: { level: info }
 `;
 
 function examplePush(): string {
@@ -64,7 +67,10 @@ function serve(cwd: string, env: Record<string, string>): Promise<Proc> {
   });
   let out = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`replica did not start: ${out}`)), 60_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`replica did not start: ${out}`));
+    }, 60_000);
     const onData = (d: Buffer) => {
       out += d.toString();
       const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
@@ -209,6 +215,7 @@ async function benchN(
   await store.db.close();
   const env = {
     GH_SECRET: SECRET,
+    SB_ADMIN_KEY: 'bench-replicas-admin-key',
     SWITCHBOARD_VAULT_KEY: Buffer.alloc(32, 7).toString('base64'),
     SWITCHBOARD_DATABASE_URL: `${PG_URL}?options=${encodeURIComponent(`-c search_path=${store.location}`)}`,
   };

@@ -25,6 +25,8 @@ export class Bus {
   private channel: string | undefined;
   private connecting: Promise<void> | undefined;
   private closed = false;
+  /** Set once the listening connection was lost: the next connect tells every listener to re-read. */
+  private wasLost = false;
 
   constructor(
     private readonly db: Db,
@@ -75,8 +77,6 @@ export class Bus {
     // Whatever was broadcast while nobody listened is read again by the waiters themselves.
     if (again) for (const topic of this.listeners.keys()) this.deliver(topic, RESYNC);
   }
-
-  private wasLost = false;
 
   private lost(client: pg.Client, err?: unknown): void {
     if (this.client !== client) return;
