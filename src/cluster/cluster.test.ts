@@ -1,13 +1,16 @@
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { auth, testApp, type TestApp } from '../server/testing.js';
 import type { Db } from '../store/port.js';
-import { dialects, freshStore, pgAvailable, type TestStore } from '../store/testing.js';
+import { PostgresDb } from '../store/postgres.js';
+import { dialects, freshStore, PG_URL, pgAvailable, type TestStore } from '../store/testing.js';
 import { Bus, channelFor } from './bus.js';
 import { Election } from './election.js';
 import { NotLeaderError } from './port.js';
 
 const logger = pino({ level: 'silent' });
+/** A fresh PostgreSQL schema runs every module's migrations: tens of seconds on a loaded shared machine. */
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 60_000 });
 
 function election(db: Db, id: string, leaseMs = 5_000, clock?: () => number): Election {
   return new Election({
@@ -30,11 +33,20 @@ afterEach(async () => {
   for (const s of stores.splice(0)) await s.cleanup();
 });
 
+/** A second connection to the same store (another "process"), without migrating it again. */
+async function another(store: TestStore): Promise<Db> {
+  const d =
+    store.dialect === 'postgres'
+      ? await new PostgresDb({ url: PG_URL, schema: store.location, max: 3 }).open()
+      : await store.reopen();
+  extra.push(d);
+  return d;
+}
+
 async function twoConnections(dialect: 'sqlite' | 'postgres'): Promise<[Db, Db]> {
   const store = await freshStore(dialect);
   stores.push(store);
-  const second = await store.reopen();
-  extra.push(second);
+  const second = await another(store);
   return [store.db, second];
 }
 
@@ -119,11 +131,7 @@ describe.runIf(await pgAvailable())('the leader election on postgres, when a lea
     const store = await freshStore('postgres');
     stores.push(store);
     const dbs = [store.db];
-    for (let i = 0; i < 3; i++) {
-      const d = await store.reopen();
-      extra.push(d);
-      dbs.push(d);
-    }
+    for (let i = 0; i < 3; i++) dbs.push(await another(store));
     const es = dbs.map((d, i) => election(d, `rep_${i}`));
     const won = await Promise.all(es.map((e) => e.beat().catch(() => false)));
     expect(won.filter(Boolean)).toHaveLength(1);
