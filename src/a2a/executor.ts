@@ -73,6 +73,11 @@ export interface ExecutorDeps {
   cancelers: Map<string, Principal>;
   /** The `loop` section's limits, read on each message. */
   loop: () => LoopLimits;
+  /**
+   * Enqueues the pushes of a change the executor itself records (a task REJECTED before anything
+   * runs), in its transaction, as the subscriber does for task events. Absent without delivery.
+   */
+  pushed?: (tx: Db, row: q.A2ATaskRow, update: Update, event: Envelope) => Promise<void>;
   now: () => number;
 }
 
@@ -190,6 +195,23 @@ export class SkillExecutor implements AgentExecutor {
         tx,
       );
       if (!ctx.task) await this.d.store.write(tx, task, principal.name, cause.event_id);
+      // A rejected task ends here: its terminal push (to a config sent with the message) commits with it.
+      const row = over ? (await tx.query<q.A2ATaskRow>(q.selectTask(task.id)))[0] : undefined;
+      if (over && row && task.status)
+        await this.d.pushed?.(
+          tx,
+          row,
+          {
+            $case: 'statusUpdate',
+            value: {
+              taskId: task.id,
+              contextId: task.contextId,
+              status: task.status,
+              metadata: { switchboard_event_id: cause.event_id },
+            },
+          },
+          cause,
+        );
       // Linked before the resume starts, so the resumed run's events find this task (the newest).
       if (resumes && !over) await tx.query(q.linkSwitchboardTask(task.id, resumes));
       return { cause, sealed, over };

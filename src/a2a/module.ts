@@ -111,6 +111,7 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
       const cancelers = new Map<string, Principal>();
       // One bus per task whoever asks: the task store has already decided who may see the task.
       const buses = new DefaultExecutionEventBusManager(() => 'all');
+      const delivery = s.delivery;
       const executor = new SkillExecutor({
         db: s.db,
         vault: s.vault,
@@ -127,6 +128,9 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
         skillOf: (request) => skillOf(skills(), request),
         cancelers,
         loop: () => loopLimits(s.config),
+        ...(delivery
+          ? { pushed: (tx, row, update, event) => enqueuePushes(tx, delivery, row, update, event) }
+          : {}),
         now: s.now,
       });
       handler = new SwitchboardRequestHandler(

@@ -118,4 +118,40 @@ describe.each(await dialects())('the end of a push config on %s', (dialect) => {
     });
     expect(left).toEqual([]);
   });
+
+  it('pushes the REJECTED of a task refused before anything runs, to the config sent with the message', async () => {
+    r = await receiver();
+    g = await a2aGateway(dialect, {
+      config: { egress: { allow: ['127.0.0.1'] }, loop: { tenant_runs_per_day: 1 } },
+    });
+    const client = await sdkClient(g.url);
+    const send = async (text: string) =>
+      (await client.sendMessage({
+        tenant: '',
+        message: userMessage(text),
+        configuration: {
+          returnImmediately: false,
+          acceptedOutputModes: [],
+          taskPushNotificationConfig: {
+            tenant: '',
+            id: '',
+            taskId: '',
+            url: r!.url,
+            token: '',
+            authentication: undefined,
+          },
+        },
+        metadata: undefined,
+      })) as Task;
+    expect((await send('first')).status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const second = await send('second, over the day');
+    expect(second.status!.state).toBe(TaskState.TASK_STATE_REJECTED);
+    const bodies = r.bodies;
+    const pushed = await waitFor(() =>
+      bodies
+        .map((b) => JSON.parse(b) as { statusUpdate?: { taskId: string; status: { state: string } } })
+        .find((b) => b.statusUpdate?.taskId === second.id),
+    );
+    expect(pushed.statusUpdate!.status.state).toBe('TASK_STATE_REJECTED');
+  });
 });
