@@ -228,6 +228,49 @@ describe.each(await dialects())('agents working together on %s', (dialect) => {
     expect((await collaborate({ skill: 'review', input: 'my draft' }, KEY.slow)).state).toBe('completed');
   });
 
+  it('refuses a ninth open collaboration from one waiter, and one deeper than loop.max_depth (storm control)', async () => {
+    const calls = slow.calls;
+    const open = Array.from({ length: 8 }, () =>
+      call('/v1/collaborations', KEY.qa, { skill: 'slowonly', input: 'fan', fallback: false }),
+    );
+    await waitFor(() => slow.calls >= calls + 8);
+    const ninth = await call('/v1/collaborations', KEY.qa, {
+      skill: 'slowonly',
+      input: 'fan',
+      fallback: false,
+    });
+    expect(ninth.status).toBe(429);
+    expect(ninth.body.error).toMatchObject({
+      code: 'COLLABORATION_LIMIT',
+      details: { open: 8, max_fan_out: 8 },
+    });
+    for (const r of await Promise.all(open)) expect(r.body.state).toBe('completed');
+    // A task three levels down (a webhook, two derived tasks) may not ask for a fourth.
+    const services = g.gateway.services;
+    const cause = await services.emit({
+      type: 'integration.webhook.admitted',
+      lineage: { hop_count: 0, depth: 2 },
+    });
+    const task = await g.gateway.kernel.get(tasksPort)!.launch({
+      trigger_id: 'deep',
+      action: { type: 'command', command: [process.execPath, '-e', ''] },
+      trusted: {},
+      untrusted: { ref: 'vlt_test', digest: 'sha256:abc', text: 'x' },
+      title: 'deep',
+      cause,
+    });
+    const deep = await call('/v1/collaborations', KEYS.admin, {
+      skill: 'summarize',
+      input: 'x',
+      from_task_id: task.id,
+    });
+    expect(deep.status).toBe(429);
+    expect(deep.body.error).toMatchObject({
+      code: 'COLLABORATION_LIMIT',
+      details: { depth: 4, max_depth: 3 },
+    });
+  });
+
   it('lets a rule forbid a delegation (kind agent.delegate, resource agent:<id>/<skill>)', async () => {
     const r = await call('/v1/collaborations', KEYS.agent, { skill: 'secret', input: 'x' });
     expect(r.status).toBe(403);
