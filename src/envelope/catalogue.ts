@@ -35,7 +35,8 @@ export const EVENT_TYPES = [
   'agent.notification.suppressed',
   'agent.notification.blocked',
   'agent.reply.received',
-  // gate
+  // gate (`agent.capability.issued` is no longer written: the capability is folded into
+  // `agent.tool.authorized`; the type stays so logs written before the fold still verify and read)
   'agent.capability.issued',
   'agent.capability.revoked',
   'agent.policy.loaded',

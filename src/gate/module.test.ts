@@ -93,9 +93,10 @@ describe.each(await dialects())('the gate module on %s', (dialect) => {
         'agent.policy.loaded',
         'agent.tool.requested',
         'agent.tool.authorized',
-        'agent.capability.issued',
       ]),
     );
+    // The capability is folded into the decision (docs/envelope.md): no event of its own.
+    expect(t).not.toContain('agent.capability.issued');
     const [req] = await summaries('agent.tool.requested');
     expect(req?.payload_ref).toMatch(/^vault:\/\//);
     expect(JSON.stringify(await summaries('agent.tool.authorized'))).not.toContain('"ls"');
@@ -105,8 +106,9 @@ describe.each(await dialects())('the gate module on %s', (dialect) => {
       plan_digest: d.plan_digest,
       matched_rules: d.matched_rules,
       capability_id: d.capability?.id,
+      capability_expires_at: d.capability?.expires_at,
     });
-    expect(JSON.stringify(await summaries('agent.capability.issued'))).not.toContain(d.capability!.token);
+    expect(JSON.stringify(await summaries('agent.tool.authorized'))).not.toContain(d.capability!.token);
   });
 
   it('denies, defers and merges deny over every other match', async () => {

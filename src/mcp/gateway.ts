@@ -5,7 +5,7 @@ import type { ProgressResult } from '../notify/port.js';
 import type { ToolListing, TouchResponse } from '../reach/protocol.js';
 import type { ApprovalOutcome, ProgressSink } from './tools.js';
 import { outcomeOf } from './approval.js';
-import { MODERN_VERSION, VERSION_KEY } from './modern.js';
+import { MODERN_VERSION, VERSION_KEY } from './wire.js';
 
 /**
  * The gateway as `switchboard mcp` and `switchboard notify` reach it: `SWITCHBOARD_URL` with

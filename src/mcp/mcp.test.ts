@@ -320,7 +320,10 @@ describe('switchboard mcp over stdio', () => {
       await g.server.services.log.list({ type: 'agent.notification.blocked', newestFirst: true, limit: 1 })
     ).map((e) => e.envelope);
     expect(blocked[0]?.subject.tool).toBe('ask_approval');
-    expect(blocked[0]?.redacted_summary).toEqual({ reason: 'recipient_in_tool_call', keys: ['to', 'chat_id'] });
+    expect(blocked[0]?.redacted_summary).toEqual({
+      reason: 'recipient_in_tool_call',
+      keys: ['to', 'chat_id'],
+    });
     expect(JSON.stringify(blocked)).not.toContain('someone@example.com');
   });
 

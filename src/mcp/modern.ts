@@ -4,6 +4,9 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { ReportContext } from '../notify/port.js';
 import { SERVER_INFO, SERVER_INSTRUCTIONS } from './tools.js';
+import { asRecord, MODERN_KEYS, type Json, MODERN_VERSION, type RpcRequest, VERSION_KEY } from './wire.js';
+
+export { isModernRequest, MODERN_VERSION, VERSION_KEY } from './wire.js';
 
 /**
  * MCP 2026-07-28, the stateless revision (issue 21, point 23; wave2.md §3), on the same `/mcp` as the
@@ -18,11 +21,6 @@ import { SERVER_INFO, SERVER_INSTRUCTIONS } from './tools.js';
  * on a session. Pinned by modern.test.ts.
  */
 
-export const MODERN_VERSION = '2026-07-28';
-export const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
-export const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
-const MODERN_KEYS = [VERSION_KEY, CAPABILITIES_KEY, 'io.modelcontextprotocol/clientInfo'];
-
 /** New error codes of the revision. */
 export const HEADER_MISMATCH = -32020;
 export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
@@ -32,25 +30,6 @@ const METHODS = new Set(['server/discover', 'tools/list', 'tools/call', 'ping'])
 
 /** Where the caches of in-process clients are bounded (one per key and task). */
 const MAX_CLIENTS = 200;
-
-type Json = Record<string, unknown>;
-
-interface RpcRequest {
-  jsonrpc: '2.0';
-  id?: string | number;
-  method: string;
-  params?: Json;
-}
-
-function asRecord(v: unknown): Json | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : undefined;
-}
-
-/** A request of the stateless revision: it names its version in `_meta` (a 2025 request never does). */
-export function isModernRequest(body: unknown): body is RpcRequest {
-  const meta = asRecord(asRecord(asRecord(body)?.params)?._meta);
-  return meta !== undefined && VERSION_KEY in meta;
-}
 
 function reply(id: RpcRequest['id'], payload: { result: Json } | { error: Json }, status = 200): Response {
   return new Response(JSON.stringify({ jsonrpc: '2.0', id: id ?? null, ...payload }), {

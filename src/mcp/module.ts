@@ -5,7 +5,6 @@ import { optional } from '../kernel/port.js';
 import { reporterPort } from '../notify/port.js';
 import { reachPort } from '../reach/port.js';
 import { mountMcp } from './http.js';
-import type { McpSessions } from './sessions.js';
 
 export interface McpModuleOptions {
   /** Also serve a bare `echo` tool at /mcp: the bench's baseline on the same server and transport. */
@@ -26,7 +25,7 @@ const requires = {
  * module runs.
  */
 export function mcpModule(opts: McpModuleOptions = {}) {
-  let sessions: McpSessions | undefined;
+  let sessions: ReturnType<typeof mountMcp> | undefined;
   return defineModule({
     name: 'mcp',
     requires,

@@ -282,7 +282,6 @@ describe('the guard', () => {
       'agent.touch.requested',
       'agent.tool.requested',
       'agent.tool.authorized',
-      'agent.capability.issued',
       'agent.touch.completed',
     ]);
     expect(JSON.stringify(requested)).not.toContain('"n":2');

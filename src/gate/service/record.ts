@@ -25,9 +25,10 @@ export function decisionEventType(d: GateDecision['decision']): EnvelopeInput['t
 }
 
 /**
- * The events that follow `agent.tool.requested`, all caused by it: the decision, then (modify) the
- * rewrite, then (allow, modify, approved) the capability. Pure: the caller appends them in one
- * transaction. `modifiedRef` is the vault entry holding the original and the replacement input.
+ * The events that follow `agent.tool.requested`, all caused by it: the decision (which, for allow,
+ * modify and an approved plan, names the capability issued: `capability_id`, `capability_expires_at`),
+ * then (modify) the rewrite. Pure: the caller appends them in one transaction. `modifiedRef` is the
+ * vault entry holding the original and the replacement input.
  */
 export function decisionEvents(
   cause: Envelope | { task_id: string | null; session_id: string | null },
@@ -60,7 +61,10 @@ export function decisionEvents(
         ...(d.approval_id ? { approval_id: d.approval_id } : {}),
         ...(d.retry_after ? { retry_after: d.retry_after } : {}),
         ...(f.trace.held ? { held: true } : {}),
-        ...(d.capability ? { capability_id: d.capability.id } : {}),
+        // The capability travels on the decision (folded, docs/envelope.md): its id and expiry, never the token.
+        ...(d.capability
+          ? { capability_id: d.capability.id, capability_expires_at: d.capability.expires_at }
+          : {}),
         ...(d.tags ? { tags: d.tags } : {}),
         ...(f.trace.errors.length > 0 ? { rule_errors: f.trace.errors.map((e) => e.rule_id) } : {}),
         ...(f.approved_plan_digest ? { approved_plan_digest: f.approved_plan_digest } : {}),
@@ -80,22 +84,6 @@ export function decisionEvents(
           original_plan_digest: f.trace.original_plan_digest,
           plan_digest: d.plan_digest,
           changed_keys: changedKeys(m.original, m.replacement),
-        },
-      }),
-    );
-  }
-  if (d.capability) {
-    out.push(
-      causedBy({
-        type: 'agent.capability.issued',
-        subject,
-        policy,
-        // The token is a bearer credential: the log keeps its id and binding, never the token.
-        redacted_summary: {
-          capability_id: d.capability.id,
-          expires_at: d.capability.expires_at,
-          plan_digest: d.plan_digest,
-          policy_revision: d.policy_revision,
         },
       }),
     );
