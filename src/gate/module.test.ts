@@ -89,11 +89,7 @@ describe.each(await dialects())('the gate module on %s', (dialect) => {
     expect(d.matched_rules).toEqual([{ id: 'ls-ok', decision: 'allow' }]);
     const t = await types();
     expect(t).toEqual(
-      expect.arrayContaining([
-        'agent.policy.loaded',
-        'agent.tool.requested',
-        'agent.tool.authorized',
-      ]),
+      expect.arrayContaining(['agent.policy.loaded', 'agent.tool.requested', 'agent.tool.authorized']),
     );
     // The capability is folded into the decision (docs/envelope.md): no event of its own.
     expect(t).not.toContain('agent.capability.issued');
