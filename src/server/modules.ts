@@ -20,6 +20,7 @@ import { runtimesModule } from '../runtimes/module.js';
 import { signalsModule } from '../signals/module.js';
 import type { Module } from '../kernel/module.js';
 import type { MigrationFolder } from '../store/migrate.js';
+import { takeoverModule } from '../takeover/module.js';
 import { tasksModule } from '../tasks/module.js';
 import { coreModule } from './core-routes.js';
 
@@ -46,6 +47,7 @@ export function allModules() {
     signalsModule(),
     reachModule(),
     consoleModule(),
+    takeoverModule(),
     a2aModule(),
     agentsModule(),
     natsModule(),

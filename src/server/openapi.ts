@@ -6,6 +6,7 @@ import { freezeBodySchema, revokeBodySchema } from '../gate/service/incident-rou
 import { evaluateBodySchema, shadowBodySchema, verifyBodySchema } from '../gate/service/routes.js';
 import { replayBody as ingressReplayBody } from '../ingress/pipeline/replay.js';
 import { costsQuerySchema } from '../costs/routes.js';
+import { takeoverQuerySchema } from '../takeover/module.js';
 import { deadOutboxQuerySchema, outboxReplayBodySchema } from './outbox-routes.js';
 import { reportProgressSchema } from '../notify/schema.js';
 import { putAwaySchema } from '../signals/routes.js';
@@ -113,6 +114,12 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     summary: 'put dead outbox rows back for the relay',
     who: 'admin',
     body: outboxReplayBodySchema,
+  },
+  'GET /v1/takeover': {
+    summary:
+      'what waits for a person: pending approvals, stalled sessions, deliveries to reconcile, dead letters, failed tasks, dead outbox rows',
+    who: 'approver, admin',
+    query: takeoverQuerySchema,
   },
   'GET /v1/costs': {
     summary: 'the cost ledger summed by agent, task, session or day',
