@@ -1,5 +1,5 @@
 import { AgentCard } from '@a2a-js/sdk';
-import { createEgress, type Egress } from '../egress/index.js';
+import { type Egress, liveEgress } from '../egress/index.js';
 import type { Envelope } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
 import { gatePort } from '../gate/port.js';
@@ -62,7 +62,7 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
         const env = opts.env ?? process.env;
         const tenant = deps.config.tenant.id;
         const ttlMs = deps.config.agents_heartbeat_ttl_seconds * 1000;
-        egress = opts.egress ?? createEgress({ allow: deps.config.egress.allow });
+        egress = opts.egress ?? liveEgress(deps);
         const out = egress;
         const rows = new Map(
           (await deps.db.query<q.AgentRow>(q.selectAgents(tenant))).map((r) => [r.id, r] as const),
