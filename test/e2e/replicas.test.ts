@@ -18,7 +18,7 @@ import { freshStore, PG_URL, pgAvailable, type TestStore } from '../../src/store
  *
  * FLOOD is 300 deliveries, not the issue's 5,000: three gateways, PostgreSQL and this test share a
  * 2-core machine that other work loads too (load average above 20 while this was written), where the
- * flood and the survivor's drain of 300 take 20-60 s; `npm run bench replicas` measures the rates.
+ * flood and the survivor's drain of 300 take 20-60 s (the file about 75 s); `npm run bench replicas` measures the rates.
  */
 
 const FLOOD = 300;
