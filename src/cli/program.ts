@@ -267,6 +267,15 @@ program
   .action(async (runtime, json) => (await import('./hook.js')).run(runtime, json));
 
 program
+  .command('codex-app-server')
+  .description(
+    "bridge between a client on stdio and `codex app-server`: passes JSON-RPC through, posts threads, turns and tool items as events, and decides the server's approval requests through the gate (and the phone)",
+  )
+  .option('--command <cmd>', 'the app server to spawn, split on spaces (default: "codex app-server")')
+  .argument('[command...]', 'or the argv after --, e.g. -- codex app-server --listen stdio://')
+  .action(async (argv, o) => (await import('./codex-app-server.js')).run(argv, o));
+
+program
   .command('runtimes')
   .description('what each runtime lets a hook do, event by event')
   .option('--json', 'rows as JSON')

@@ -35,7 +35,8 @@ export function loadFixtures(dir: string): Array<{ name: string; payload: unknow
     .filter((file) => file.endsWith('.json'))
     .sort()
     .map((file) => ({
-      name: file.slice(0, -'.json'.length),
+      // App Server methods name events with a slash: their files spell it %2F.
+      name: decodeURIComponent(file.slice(0, -'.json'.length)),
       payload: JSON.parse(readFileSync(join(dir, file), 'utf8')),
     }));
 }

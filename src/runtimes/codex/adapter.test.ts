@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { SAMPLE_DECISIONS, runtimeCase } from '../runtime.case.js';
 import { codex } from './adapter.js';
+import { APPROVAL_METHODS } from './app-server.js';
 
 const fixturesDir = fileURLToPath(new URL('./fixtures', import.meta.url));
 const text = (event: string): string => readFileSync(`${fixturesDir}/${event}.json`, 'utf8');
@@ -26,6 +27,17 @@ const ALLOWED: Record<string, string[]> = {
     'hookSpecificOutput.decision.message',
   ],
   Stop: ['decision', 'reason'],
+  // The App Server bridge reads the permission reply (src/runtimes/codex/app-server.ts verdictOf).
+  ...Object.fromEntries(
+    APPROVAL_METHODS.map((m) => [
+      m,
+      [
+        'hookSpecificOutput.hookEventName',
+        'hookSpecificOutput.decision.behavior',
+        'hookSpecificOutput.decision.message',
+      ],
+    ]),
+  ),
   UserPromptSubmit: ['decision', 'reason', 'hookSpecificOutput.additionalContext'],
 };
 

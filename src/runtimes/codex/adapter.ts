@@ -2,6 +2,7 @@ import { defineRuntime, exitTwo, type FieldMap } from '../define.js';
 import { hookSpecific } from '../shared.js';
 import { CODEX_EVENTS, type ReplyStyle } from './events.js';
 import { CODEX_KINDS } from './kinds.js';
+import { APPROVAL_METHODS } from './app-server.js';
 
 const HOOK_FIELDS: FieldMap = {
   event: 'hook_event_name',
@@ -22,7 +23,9 @@ export const codex = defineRuntime<ReplyStyle>({
   adapterVersion: '1',
   events: CODEX_EVENTS,
   kinds: CODEX_KINDS,
-  intentEvents: ['PreToolUse', 'PermissionRequest'],
+  intentEvents: ['PreToolUse', 'PermissionRequest', ...APPROVAL_METHODS],
+  // An app-server tool item that ended failed or declined (the bridge sets `error`).
+  failure: { event: 'item/completed', error: 'error', text: true },
   // A hook gets its JSON on stdin; the `notify` program gets it as the last argv item.
   payload: (raw, ctx) => ctx?.argv?.at(-1) ?? raw,
   fields: (p) =>

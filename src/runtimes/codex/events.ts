@@ -50,6 +50,60 @@ export const CODEX_EVENTS: Record<string, EventRow<ReplyStyle>> = {
     style: 'none',
     notes: 'listed in the docs only',
   },
+  // App Server (`switchboard codex-app-server`, src/runtimes/codex/app-server.ts): the approval requests
+  // are decided like PermissionRequest; notifications are posted as observe-only events.
+  'item/commandExecution/requestApproval': {
+    capability: 'can_block',
+    envelopeType: 'agent.permission.requested',
+    style: 'permission',
+    notes:
+      'app-server request: allow → accept, deny → decline; no rule: the client (or the phone when away) decides',
+  },
+  'item/fileChange/requestApproval': {
+    capability: 'can_block',
+    envelopeType: 'agent.permission.requested',
+    style: 'permission',
+    notes: 'app-server request, as above; the diff comes from the item/started of that item',
+  },
+  execCommandApproval: {
+    capability: 'can_block',
+    envelopeType: 'agent.permission.requested',
+    style: 'permission',
+    notes: 'legacy v1 app-server request: approved / denied',
+  },
+  applyPatchApproval: {
+    capability: 'can_block',
+    envelopeType: 'agent.permission.requested',
+    style: 'permission',
+    notes: 'legacy v1 app-server request: approved / denied',
+  },
+  'thread/started': { capability: 'observe_only', envelopeType: 'agent.session.started', style: 'none' },
+  'thread/closed': { capability: 'observe_only', envelopeType: 'agent.session.ended', style: 'none' },
+  'turn/started': { capability: 'observe_only', envelopeType: 'agent.runtime.observed', style: 'none' },
+  'turn/completed': {
+    capability: 'observe_only',
+    envelopeType: 'agent.turn.completed',
+    style: 'none',
+    notes: 'status completed or interrupted',
+  },
+  'turn/failed': {
+    capability: 'observe_only',
+    envelopeType: 'agent.turn.failed',
+    style: 'none',
+    notes: 'turn/completed with status failed (the bridge names it)',
+  },
+  'item/started': {
+    capability: 'observe_only',
+    envelopeType: 'agent.runtime.observed',
+    style: 'none',
+    notes: 'tool items only (commandExecution, fileChange, mcpToolCall, dynamicToolCall, webSearch)',
+  },
+  'item/completed': {
+    capability: 'observe_only',
+    envelopeType: 'agent.tool.completed',
+    style: 'none',
+    notes: 'tool items only; status failed or declined → agent.tool.failed; deltas fold into it',
+  },
   [CODEX_NOTIFY_EVENT]: {
     capability: 'observe_only',
     envelopeType: 'agent.turn.completed',
