@@ -60,6 +60,11 @@ const serverSchema = z.strictObject({
   shutdown_timeout_ms: z.number().int().min(0).default(10_000),
   /** Serve /metrics to anyone (default: loopback callers, or an admin key). */
   metrics_public: z.boolean().default(false),
+  /**
+   * Reverse proxies (CIDRs) whose `X-Forwarded-For` names the real sender, for the sources'
+   * `allow_ips`; empty: the header is never read, the socket peer is the sender (docs/ingress-sources.md).
+   */
+  trusted_proxies: z.array(z.string().min(1)).default([]),
 });
 
 const storeSchema = z.strictObject({

@@ -91,6 +91,9 @@ export const EVENT_TYPES = [
   'integration.webhook.admitted',
   'integration.webhook.dropped',
   'integration.webhook.coalesced',
+  // ingress: a source's credential refused by the provider (401 on a re-read), and its later recovery
+  'integration.credential.revoked',
+  'integration.credential.restored',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -19,6 +19,11 @@ export const ERRORS = {
   host_not_allowed: { status: 403, message: 'This gateway does not answer for this Host.' },
   origin_not_allowed: { status: 403, message: 'A page from this Origin may not call this gateway.' },
   self_approval: { status: 403, message: 'An agent key cannot resolve an approval.' },
+  address_not_allowed: { status: 403, message: "The sender's address is not on this source's allow-list." },
+  source_unbound: {
+    status: 403,
+    message: 'The installation, repository or workspace of this delivery is not bound to a tenant.',
+  },
   csrf_failed: {
     status: 403,
     message: 'The CSRF token is missing or wrong, or the request came from another site.',

@@ -7,7 +7,8 @@ import { type AdmissionDeps, admit } from './admission/admit.js';
 import { liveEgress } from '../egress/index.js';
 import { fetchAuthoritative } from './admission/fetch.js';
 import { type LoopConfig, loopSchema } from './admission/config.js';
-import { checkTriggerSources, triggersSectionSchema } from './config.js';
+import { checkTriggerSources, checkTrustedProxies, triggersSectionSchema } from './config.js';
+import { addressList } from './pipeline/binding.js';
 import { Launcher, TASK_TERMINAL_TYPES } from './admission/launcher.js';
 import { type CompiledTrigger, compileTriggers } from './admission/triggers.js';
 import { ingressSourcesSchema } from './config.js';
@@ -67,7 +68,7 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
     ...defineModule({
       name: 'ingress',
       config: sections,
-      checkConfig: checkTriggerSources,
+      checkConfig: (c) => [...checkTriggerSources(c), ...checkTrustedProxies(c)],
       requires,
       migrations: new URL('./migrations/', import.meta.url),
     }),
@@ -88,10 +89,17 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
           type: entry.source.type,
           tenant: entry.tenant ?? services.config.tenant.id,
           verifier: createSource(entry.source, secrets, { egress }),
+          ...(entry.allow_ips ? { allow: addressList(entry.allow_ips) } : {}),
+          ...(entry.tenants ? { tenants: entry.tenants } : {}),
         });
       }
       const days = services.config.vault.retention_days;
-      state = { sources, retentionMs: retentionMs(days) };
+      const proxies = services.config.server.trusted_proxies;
+      state = {
+        sources,
+        retentionMs: retentionMs(days),
+        ...(proxies.length > 0 ? { trustedProxies: addressList(proxies) } : {}),
+      };
       triggers = compileTriggers(services.config.triggers, new Set(sources.keys()));
       triggersById = new Map(triggers.map((t) => [t.config.id, t]));
       loop = { ...services.config.loop, ...opts.loop };

@@ -12,25 +12,29 @@ import type { Sql } from '../store/port.js';
  * a delivery that is pending or processed stays as it is. One statement, so two replicas racing on the
  * same id cannot both win: no row back for a duplicate.
  */
-export function claimDelivery(d: {
-  source: string;
-  deliveryId: string;
-  eventId: string;
-  tenantId: string;
-  eventName: string | null;
-  payloadRef: string;
-  now: number;
-}): Sql {
+export function claimDelivery(
+  d: {
+    source: string;
+    deliveryId: string;
+    eventId: string;
+    tenantId: string;
+    eventName: string | null;
+    payloadRef: string;
+    now: number;
+  },
+  /** `refused`: an unbound delivery, stored for the record (pipeline/route.ts). */
+  status: 'accepted' | 'refused' = 'accepted',
+): Sql {
   return {
     text: `INSERT INTO ingress_deliveries (source, delivery_id, event_id, tenant_id, event_name, payload_ref, status, accepted, received_at)
-           VALUES ($1, $2, $3, $4, $5, $6, 'accepted', 1, $7)
+           VALUES ($1, $2, $3, $4, $5, $6, $8, 1, $7)
            ON CONFLICT (source, delivery_id) DO UPDATE SET
              event_id = excluded.event_id, tenant_id = excluded.tenant_id, event_name = excluded.event_name,
-             payload_ref = excluded.payload_ref, status = 'accepted', accepted = ingress_deliveries.accepted + 1,
+             payload_ref = excluded.payload_ref, status = excluded.status, accepted = ingress_deliveries.accepted + 1,
              received_at = excluded.received_at, processed_at = NULL, last_error = NULL
-           WHERE ingress_deliveries.status = 'failed'
+           WHERE ingress_deliveries.status IN ('failed', 'refused')
            RETURNING accepted`,
-    values: [d.source, d.deliveryId, d.eventId, d.tenantId, d.eventName, d.payloadRef, d.now],
+    values: [d.source, d.deliveryId, d.eventId, d.tenantId, d.eventName, d.payloadRef, d.now, status],
   };
 }
 
@@ -262,4 +266,26 @@ export function purgeRevisions(before: number): Sql {
     text: 'DELETE FROM ingress_revisions WHERE updated_at < $1 RETURNING resource',
     values: [before],
   };
+}
+
+// ── ingress_integrations: sources whose credential the provider refused (admission/revoked.ts) ──
+
+export function selectIntegration(source: string): Sql {
+  return {
+    text: 'SELECT source, status, reason, since, event_id FROM ingress_integrations WHERE source = $1',
+    values: [source],
+  };
+}
+
+/** No row back when the source is already marked revoked. */
+export function markRevoked(r: { source: string; reason: string; since: number; eventId: string }): Sql {
+  return {
+    text: `INSERT INTO ingress_integrations (source, status, reason, since, event_id) VALUES ($1, 'revoked', $2, $3, $4)
+           ON CONFLICT (source) DO NOTHING RETURNING source`,
+    values: [r.source, r.reason, r.since, r.eventId],
+  };
+}
+
+export function clearRevoked(source: string): Sql {
+  return { text: 'DELETE FROM ingress_integrations WHERE source = $1 RETURNING since', values: [source] };
 }

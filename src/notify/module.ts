@@ -23,6 +23,7 @@ import { reportProgressSchema } from './schema.js';
 import { Notifier } from './service.js';
 import { alertRecipientAttempt, refuseRecipients } from './recipients.js';
 import { announceBreaker, BREAKER_SUBSCRIBER } from './breaker.js';
+import { announceCredential, CREDENTIAL_SUBSCRIBER } from './credential.js';
 
 /** How often the worker looks for progress digests whose merge window has closed. */
 export const DIGEST_POLL_MS = 1000;
@@ -141,6 +142,12 @@ export function notifyModule(): NotifyModule {
           ownsInbox: true,
           accepts: (t) => t === 'agent.breaker.tripped',
           handle: (event) => announceBreaker(services, n, event, locale),
+        },
+        {
+          name: CREDENTIAL_SUBSCRIBER,
+          ownsInbox: true,
+          accepts: (t) => t === 'integration.credential.revoked',
+          handle: (event) => announceCredential(services, n, event, locale),
         },
         {
           name: STALLED_SUBSCRIBER,

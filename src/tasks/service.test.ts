@@ -47,7 +47,7 @@ describe.each(await dialects())('launching command tasks (%s)', (dialect) => {
     );
     expect(r.stdin).toBe(r.input);
     expect(r.env.SWITCHBOARD_TASK_ID).toBe(view.id);
-    expect(r.env.SWITCHBOARD_DEPTH_MARKER).toMatch(/^<!-- switchboard:depth=\d+ -->$/);
+    expect(r.env.SWITCHBOARD_DEPTH_MARKER).toMatch(/^<!-- switchboard:depth=\d+ hops=\d+ -->$/);
     expect(r.env.SWITCHBOARD_URL).toBe('http://127.0.0.1:8787');
     expect(r.env.SWITCHBOARD_KEY).toMatch(/^sbt_/);
     expect(r.env.SWITCHBOARD_VAULT_KEY).toBeUndefined();

@@ -291,7 +291,7 @@ export class TaskRunner implements TaskService {
   private async run(row: q.TaskRow, r: Run): Promise<TaskView> {
     const secret = `sbt_${randomBytes(32).toString('base64url')}`;
     this.deps.keys.add(secret, { name: `task:${row.id}`, role: 'agent', task_id: row.id });
-    const env = this.agentEnv(row.id, secret, r.inputFile, r.env, Number(row.depth));
+    const env = this.agentEnv(row.id, secret, r.inputFile, r.env, Number(row.depth), Number(row.hop_count));
     const spec = { argv: r.argv, cwd: r.cwd, env, stdinFile: r.inputFile, logDir: this.taskDir(row.id) };
     // Written ahead of the spawn: after a crash anywhere from here on, "may have run" is the answer.
     await this.store.markSpawn(row.id);
@@ -374,6 +374,7 @@ export class TaskRunner implements TaskService {
     inputFile: string,
     extra: Record<string, string>,
     depth: number,
+    hops: number,
   ) {
     const source = this.deps.env ?? process.env;
     const env: Record<string, string> = {};
@@ -389,9 +390,11 @@ export class TaskRunner implements TaskService {
       SWITCHBOARD_KEY: secret,
       SWITCHBOARD_INPUT_FILE: inputFile,
       // The loop guard's marker: an agent that posts comments or messages appends it, so when its post
-      // comes back as a webhook, admission knows how deep the chain already is (src/ingress/admission/loop.ts).
+      // comes back as a webhook, admission knows how deep and how many hops long the chain already is
+      // (src/ingress/admission/loop.ts; `loop.max_depth`, `loop.max_hops`).
       SWITCHBOARD_DEPTH: String(depth),
-      SWITCHBOARD_DEPTH_MARKER: `<!-- switchboard:depth=${depth} -->`,
+      SWITCHBOARD_HOPS: String(hops),
+      SWITCHBOARD_DEPTH_MARKER: `<!-- switchboard:depth=${depth} hops=${hops} -->`,
     };
   }
 

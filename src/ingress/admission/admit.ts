@@ -7,9 +7,10 @@ import { type AcceptedFacts, readFacts } from '../pipeline/facts.js';
 import type { TriggerContext } from './cel.js';
 import type { LoopConfig } from './config.js';
 import type { FetchConfig, FetchOutcome } from './fetch.js';
-import { botActor, markerDepth } from './loop.js';
+import { botActor, markerDepth, markerHops } from './loop.js';
 import { loadPayload } from './payload.js';
 import { checkOrder } from './order.js';
+import { checkRevoked } from './revoked.js';
 import { lockAdmission } from '../sql.js';
 import { countSince, countTenantSince, findWaiting, hasActive, insertRun, replaceEvent } from './runs.js';
 import type { CompiledTrigger } from './triggers.js';
@@ -77,10 +78,13 @@ export async function admit(deps: AdmissionDeps, event: Envelope): Promise<Decis
         // A replay or a re-accepted redelivery moved the delivery on to a newer event: that one decides.
         if (!delivery || delivery.event_id !== event.event_id) return [];
         const order = await checkOrder(tx, facts, event.event_id, now);
+        const credential = await checkRevoked(services, tx, event, facts.source, fetched, now);
         const decisions: Decision[] =
-          order.kind === 'in_order'
-            ? await decide(deps, tx, event, facts, now, fetched)
-            : [{ kind: 'dropped', trigger: null, reason: 'out_of_order', detail: order.detail }];
+          order.kind !== 'in_order'
+            ? [{ kind: 'dropped', trigger: null, reason: 'out_of_order', detail: order.detail }]
+            : credential.kind === 'revoked'
+              ? [{ kind: 'dropped', trigger: null, reason: 'credential_revoked', detail: credential.detail }]
+              : await decide(deps, tx, event, facts, now, fetched);
         await markDelivery(tx, event.event_id, 'processed', now);
         for (const d of decisions) await services.emit(causedBy(event, decisionEvent(facts, d)), tx);
         return decisions;
@@ -117,6 +121,8 @@ async function fetchAll(deps: AdmissionDeps, event: Envelope, facts: AcceptedFac
     if (!deps.fetch) throw new FetchFailedError(t.config.id, 'no fetcher is configured');
     const outcome = await deps.fetch(t.config.fetch!, loaded.payload);
     if (outcome.kind === 'failed') throw new FetchFailedError(t.config.id, outcome.reason);
+    // A revoked credential is not retried: admission marks the source and derives nothing (revoked.ts).
+    if (outcome.kind === 'revoked') return new Map([[t.config.id, outcome]]);
     out.set(t.config.id, outcome);
   }
   return out;
@@ -158,6 +164,7 @@ async function decide(
   const ctx = triggerContext(deps, event, facts, loaded.payload);
   const bot = botActor(loaded.payload, loop.bot_logins);
   const depth = Math.max(event.lineage.depth, markerDepth(loaded.payload));
+  const hops = Math.max(event.lineage.hop_count, markerHops(loaded.payload));
   const decisions: Decision[] = [];
   let wanted = false;
 
@@ -189,6 +196,15 @@ async function decide(
         trigger: id,
         reason: 'depth_limit',
         detail: { depth, limit: loop.max_depth },
+      });
+      continue;
+    }
+    if (hops >= loop.max_hops) {
+      decisions.push({
+        kind: 'dropped',
+        trigger: id,
+        reason: 'hop_limit',
+        detail: { hops, limit: loop.max_hops },
       });
       continue;
     }

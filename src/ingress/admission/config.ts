@@ -85,10 +85,19 @@ export type TriggerAction = TriggerConfig['action'];
  */
 export const DEFAULT_MAX_DEPTH = 3;
 
+/**
+ * Every automated step is a hop (a webhook's task is hop 1, a delegation or a relaunch one more), and a
+ * chain of them can grow without growing deeper (agents fanning work to each other). Ten is more than
+ * three times the depth limit: it stops only the chains the depth count misses.
+ */
+export const DEFAULT_MAX_HOPS = 10;
+
 export const loopSchema = z.strictObject({
   /** Logins (GitHub `sender.login`, Slack user ids) whose events never start work: our own bots. */
   bot_logins: z.array(z.string().min(1)).default([]),
   max_depth: z.number().int().min(1).max(20).default(DEFAULT_MAX_DEPTH),
+  /** Work derived from an event that already travelled this many hops is refused (`hop_limit`). */
+  max_hops: z.number().int().min(1).max(100).default(DEFAULT_MAX_HOPS),
   /**
    * The last line against a runaway: automated runs one tenant may start per UTC day, across all its
    * triggers. Unset means no tenant-wide cap (each trigger's `budget.per_day` still applies).

@@ -30,7 +30,9 @@ export type FetchOutcome =
   /** The payload names no object of this kind (e.g. a push for a PR fetcher): nothing to re-read. */
   | { kind: 'not_applicable'; reason: string }
   /** The API did not give the object: admission fails and the relay retries it. */
-  | { kind: 'failed'; reason: string };
+  | { kind: 'failed'; reason: string }
+  /** The API refused the configured token (401): the credential was revoked at the provider. */
+  | { kind: 'revoked'; reason: string };
 
 const asRecord = (v: unknown): Record<string, unknown> | undefined =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
@@ -106,6 +108,8 @@ export async function fetchAuthoritative(
   const failure = () =>
     `the request failed (${r.error === 'blocked' ? 'blocked: ' : ''}${r.detail ?? r.error})`;
   if (r.status === undefined) return { kind: 'failed', reason: failure() };
+  if (r.status === 401 && config.token_env)
+    return { kind: 'revoked', reason: `the API answered 401 to the token in $${config.token_env}` };
   const length = Number(r.headers?.['content-length'] ?? 0);
   if (r.status !== 200 || length > MAX_FETCH_BYTES)
     return { kind: 'failed', reason: `the API answered ${r.status}` };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileFilter, compileKey } from './cel.js';
-import { DEFAULT_MAX_DEPTH, loopSchema, parseDuration, triggersSchema } from './config.js';
+import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_HOPS, loopSchema, parseDuration, triggersSchema } from './config.js';
 import { botActor, depthMarker, markerDepth } from './loop.js';
 import { ConfigError } from '../../config/load.js';
 import { parseConfig } from '../../server/config.js';
@@ -76,7 +76,11 @@ describe('trigger config', () => {
   });
 
   it('defaults the loop limit to the named constant', () => {
-    expect(loopSchema.parse({})).toEqual({ bot_logins: [], max_depth: DEFAULT_MAX_DEPTH });
+    expect(loopSchema.parse({})).toEqual({
+      bot_logins: [],
+      max_depth: DEFAULT_MAX_DEPTH,
+      max_hops: DEFAULT_MAX_HOPS,
+    });
   });
 });
 

@@ -2,8 +2,11 @@ import type { Db } from '../../store/port.js';
 import * as q from '../sql.js';
 import { prefix } from '../../text/index.js';
 
-/** The delivery record's status: `accepted` until admission processed it, then `processed`; `failed` lets a redelivery in. */
-export type DeliveryStatus = 'accepted' | 'processed' | 'failed';
+/**
+ * The delivery record's status: `accepted` until admission processed it, then `processed`; `failed` lets
+ * a redelivery in, and so does `refused` (stored but unbound: a redelivery once bound is accepted).
+ */
+export type DeliveryStatus = 'accepted' | 'processed' | 'failed' | 'refused';
 
 export interface DeliveryRow {
   source: string;
@@ -26,6 +29,12 @@ export interface DeliveryRow {
  */
 export async function claimDelivery(db: Db, d: Parameters<typeof q.claimDelivery>[0]): Promise<boolean> {
   const rows = await db.query(q.claimDelivery(d));
+  return rows.length > 0;
+}
+
+/** Stores an unbound delivery as `refused`; false when the id is already stored and not retakeable. */
+export async function refuseDelivery(db: Db, d: Parameters<typeof q.claimDelivery>[0]): Promise<boolean> {
+  const rows = await db.query(q.claimDelivery(d, 'refused'));
   return rows.length > 0;
 }
 

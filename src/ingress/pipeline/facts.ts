@@ -1,4 +1,4 @@
-import { markerDepth } from '../admission/loop.js';
+import { markerDepth, markerHops } from '../admission/loop.js';
 import { isRecord } from '../sources/common/request.js';
 import { prefix } from '../../text/index.js';
 import type { Revision } from '../source.js';
@@ -16,6 +16,8 @@ export interface AcceptedFacts {
   action?: string;
   /** Set when the route stored a decoded copy (Feishu's encrypted bodies) beside the raw bytes. */
   parsed_ref?: string;
+  /** The `sources.<name>.tenants` entry that chose the tenant: which binding key and id matched. */
+  bound_by?: { key: string; id: string };
   /** The resource and its revision (ISO 8601), for the source kinds that name one (admission/order.ts). */
   revision?: { resource: string; at: string; tag?: string };
 }
@@ -53,6 +55,9 @@ export function acceptedFacts(input: {
 
 /** The automation depth a delivery arrives with: the marker an agent's post carried, else 0. */
 export const arrivalDepth = (payload: unknown): number => markerDepth(payload);
+
+/** The hop count a delivery arrives with: the marker's `hops=`, else 0 (a root). */
+export const arrivalHops = (payload: unknown): number => markerHops(payload);
 
 /** Reads the facts back from an event (admission, replay); undefined when the event is not one of ours. */
 export function readFacts(summary: Record<string, unknown>): AcceptedFacts | undefined {

@@ -7,20 +7,29 @@ import type { Accepted, Revision, Source } from '../source.js';
 import { REJECT_ERROR_CODE, type RejectReason } from '../source.js';
 import { isRecord } from '../sources/common/request.js';
 import { requireContentType } from './content-type.js';
-import { claimDelivery } from './deliveries.js';
-import { acceptedFacts, arrivalDepth } from './facts.js';
+import { claimDelivery, refuseDelivery } from './deliveries.js';
+import { boundTenant, listed, senderAddress } from './binding.js';
+import type { BlockList } from 'node:net';
+import { acceptedFacts, arrivalDepth, arrivalHops } from './facts.js';
 import { prefix } from '../../text/index.js';
 
 export interface RouteSource {
   name: string;
   type: string;
+  /** The source's tenant; with `tenants`, only for what happens before a delivery is verified. */
   tenant: string;
   verifier: Source;
+  /** `allow_ips`: only these senders may deliver. */
+  allow?: BlockList;
+  /** `tenants`: a verified delivery's tenant by the id it names; an unbound one is stored and refused. */
+  tenants?: Readonly<Record<string, string>>;
 }
 
 export interface IngressState {
   sources: ReadonlyMap<string, RouteSource>;
   retentionMs: number;
+  /** `server.trusted_proxies`: peers whose `X-Forwarded-For` is believed. */
+  trustedProxies?: BlockList;
 }
 
 /** Thrown inside the accepting transaction to roll back the vault write of a duplicate. */
@@ -37,11 +46,24 @@ export const retentionMs = (days: number) => days * DAY_MS;
  */
 export function ingressRoute(app: App, services: Services, state: () => IngressState): void {
   app.post('/v1/ingress/:source', async (c) => {
-    const { sources, retentionMs: ttlMs } = state();
+    const { sources, retentionMs: ttlMs, trustedProxies } = state();
     const name = c.req.param('source');
     const source = sources.get(name);
     if (!source)
       throw new AppError('unknown_source', `no webhook source is named ${JSON.stringify(prefix(name, 64))}`);
+    if (source.allow) {
+      // Before the body is read: a sender off the list costs no more than this.
+      const from = senderAddress(c, trustedProxies);
+      if (from === undefined || !listed(source.allow, from)) {
+        await recordRejection(services, source, 'address_not_allowed', { address: from ?? null });
+        throw new AppError(
+          'address_not_allowed',
+          from === undefined
+            ? `the sender's address is unknown, so it cannot be checked against sources.${name}.allow_ips`
+            : `sender ${from} is not in sources.${name}.allow_ips`,
+        );
+      }
+    }
 
     let body: Uint8Array;
     try {
@@ -79,14 +101,26 @@ export function ingressRoute(app: App, services: Services, state: () => IngressS
       revision: revisionOrUndefined(source.verifier, result),
     });
     const depth = arrivalDepth(result.payload);
+    const hops = arrivalHops(result.payload);
+    const bound = source.tenants ? boundTenant(facts.binding, source.tenants) : undefined;
+    if (source.tenants && !bound) {
+      await storeUnbound(services, source, { body, ttlMs, result, facts, eventId, now });
+      const named = Object.entries(facts.binding).map(([k, v]) => `${k} ${v}`);
+      throw new AppError(
+        'source_unbound',
+        `${named.length > 0 ? prefix(named.join(', '), 300) : 'a delivery that names no installation, repository or workspace'} is not bound to a tenant; add it under sources.${name}.tenants (the delivery is stored; redeliver it once bound)`,
+      );
+    }
+    const tenant = bound?.tenant ?? source.tenant;
+    if (bound) facts.bound_by = { key: bound.key, id: bound.id };
     try {
       await services.db.tx(async (tx) => {
-        const sealed = await services.vault.put(body, { tenantId: source.tenant, ttlMs, db: tx });
+        const sealed = await services.vault.put(body, { tenantId: tenant, ttlMs, db: tx });
         const fresh = await claimDelivery(tx, {
           source: name,
           deliveryId: result.deliveryId,
           eventId,
-          tenantId: source.tenant,
+          tenantId: tenant,
           eventName: result.eventName,
           payloadRef: sealed.ref,
           now,
@@ -95,7 +129,7 @@ export function ingressRoute(app: App, services: Services, state: () => IngressS
         if (sealedBody(source.type, body)) {
           // Feishu encrypts the body: admission cannot decrypt it later, so the verified parse is kept too.
           const parsed = await services.vault.put(canonicalJson(result.payload), {
-            tenantId: source.tenant,
+            tenantId: tenant,
             ttlMs,
             db: tx,
           });
@@ -105,12 +139,12 @@ export function ingressRoute(app: App, services: Services, state: () => IngressS
           {
             type: 'integration.webhook.accepted',
             event_id: eventId,
-            tenant_id: source.tenant,
+            tenant_id: tenant,
             payload_ref: sealed.ref,
             payload_digest: sealed.digest,
             redacted_summary: { ...facts },
             subject: { action: result.eventName, resource_ref: resourceRef(name, facts.binding) },
-            lineage: { hop_count: 0, depth },
+            lineage: { hop_count: hops, depth },
           },
           tx,
         );
@@ -155,11 +189,60 @@ function sealedBody(type: string, body: Uint8Array): boolean {
 }
 
 /** The reason only: a refused body is never kept, not even its digest. */
-async function recordRejection(services: Services, source: RouteSource, reason: RejectReason | ErrorCode) {
+async function recordRejection(
+  services: Services,
+  source: RouteSource,
+  reason: RejectReason | ErrorCode,
+  extra: Record<string, unknown> = {},
+) {
   await services.emit({
     type: 'integration.webhook.rejected',
     tenant_id: source.tenant,
-    redacted_summary: { source: source.name, source_type: source.type, reason },
+    redacted_summary: { source: source.name, source_type: source.type, reason, ...extra },
     subject: { action: 'reject', resource_ref: source.name },
+  });
+}
+
+/**
+ * An authentic delivery no `tenants` entry binds: stored (sealed payload, a `refused` delivery record
+ * the sender's redelivery may take over once it is bound) and recorded as rejected `source_unbound`
+ * with the ids it named; nothing is admitted from it.
+ */
+async function storeUnbound(
+  services: Services,
+  source: RouteSource,
+  d: {
+    body: Uint8Array;
+    ttlMs: number;
+    result: Accepted;
+    facts: ReturnType<typeof acceptedFacts>;
+    eventId: EventId;
+    now: number;
+  },
+): Promise<void> {
+  await services.db.tx(async (tx) => {
+    const sealed = await services.vault.put(d.body, { tenantId: source.tenant, ttlMs: d.ttlMs, db: tx });
+    const fresh = await refuseDelivery(tx, {
+      source: source.name,
+      deliveryId: d.result.deliveryId,
+      eventId: d.eventId,
+      tenantId: source.tenant,
+      eventName: d.result.eventName,
+      payloadRef: sealed.ref,
+      now: d.now,
+    });
+    if (!fresh) return;
+    await services.emit(
+      {
+        type: 'integration.webhook.rejected',
+        event_id: d.eventId,
+        tenant_id: source.tenant,
+        payload_ref: sealed.ref,
+        payload_digest: sealed.digest,
+        redacted_summary: { ...d.facts, reason: 'source_unbound' },
+        subject: { action: 'reject', resource_ref: resourceRef(source.name, d.facts.binding) },
+      },
+      tx,
+    );
   });
 }
