@@ -5,6 +5,7 @@ import { channelsConfigSchema } from '../channels/config.js';
 import { type Deps, defineModule, type Module } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
 import { effectsPort } from '../effects/port.js';
+import { clusterPort, leaderOnly } from '../cluster/port.js';
 import { outboundPort } from '../notify/port.js';
 import { type DeliveryConfig, deliveryConfigSchema, deliveryPolicies } from './config.js';
 import { type ChannelEntry, DeliveryEngine, type EngineOptions } from './engine/engine.js';
@@ -39,8 +40,8 @@ export interface DeliveryModuleOptions {
 }
 
 const sections = { delivery: deliveryConfigSchema.prefault({}), channels: channelsConfigSchema };
-/** Effects (optional): every delivery is an effect with a receipt, and the reconciler settles unknown ones. */
-const requires = { effects: optional(effectsPort) };
+/** Effects (optional): every delivery is an effect with a receipt. Cluster (optional): the reconciler runs on the leader. */
+const requires = { effects: optional(effectsPort), cluster: optional(clusterPort) };
 type DeliveryDeps = Deps<typeof requires, typeof sections>;
 
 export interface DeliveryModule extends Module<typeof requires, typeof sections> {
@@ -165,14 +166,16 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       if (opts.workers === false) return [];
       ensure(s);
       const r = reconciler!;
+      // One reconciler per cluster (docs/scale.md): two would ask the provider twice about one row; the
+      // conditional updates already keep a second verdict from settling it twice.
       return [
-        {
+        leaderOnly(() => s.cluster, {
           name: 'delivery.reconcile',
           intervalMs: RECONCILE_DEFAULTS.intervalMs,
           tick: async () => {
             await r.tick();
           },
-        },
+        }),
       ];
     },
     async stop() {
