@@ -3,6 +3,8 @@ import type { Module } from '../kernel/module.js';
 import { dialects } from '../store/testing.js';
 import { harness, launchRequest, type TasksHarness } from '../tasks/testing.js';
 import { effectsModule, type EffectsModule } from './module.js';
+import { takeoverModule } from '../takeover/module.js';
+import { auth } from '../server/testing.js';
 
 /** Issue 20 point 1: a task `http` action is an effect; its POST carries the effect's key. */
 
@@ -15,7 +17,7 @@ describe.each(await dialects())('a task http action as an effect (%s)', (dialect
     posted.length = 0;
     effects = effectsModule();
     h = await harness(dialect, {
-      modules: [effects as Module],
+      modules: [effects as Module, takeoverModule() as Module],
       module: {
         poster: async (req) => {
           posted.push(req);
@@ -52,6 +54,17 @@ describe.each(await dialects())('a task http action as an effect (%s)', (dialect
     expect(view.state).toBe('failed');
     const waiting = await effects.service()!.unsettled();
     expect(waiting.map((e) => e.ref)).toEqual([view.id]);
+    // …and the takeover queue lists it for a person, with the command that shows its chain.
+    const res = await h.t.app.request('/v1/takeover?kind=unsettled_effect', { headers: auth('admin') });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { items: { kind: string; id: string; act: string }[] };
+    expect(body.items).toEqual([
+      expect.objectContaining({
+        kind: 'unsettled_effect',
+        id: waiting[0]!.id,
+        act: `switchboard audit trace ${waiting[0]!.id}`,
+      }),
+    ]);
   });
 
   it('records a refused answer as failed, not unsettled', async () => {

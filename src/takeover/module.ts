@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { approvalsPort } from '../approvals/port.js';
 import { deliveryPort } from '../delivery/port.js';
+import { effectsPort } from '../effects/port.js';
 import { AppError } from '../errors/index.js';
 import { requireRole } from '../kernel/auth.js';
 import { readQuery } from '../kernel/body.js';
@@ -16,6 +17,7 @@ const requires = {
   sessions: optional(sessionWatchPort),
   delivery: optional(deliveryPort),
   tasks: optional(tasksPort),
+  effects: optional(effectsPort),
 };
 export type TakeoverDeps = Deps<typeof requires>;
 
@@ -38,6 +40,7 @@ export function takeoverModule() {
       sessions: s.sessions,
       delivery: s.delivery,
       tasks: s.tasks,
+      effects: s.effects,
       log: s.log,
     }),
     ...registered,

@@ -1,5 +1,6 @@
 import type { ApprovalService } from '../approvals/port.js';
 import type { DeliveryPort } from '../delivery/port.js';
+import type { EffectsPort } from '../effects/port.js';
 import type { EventLog } from '../log/log.js';
 import type { SessionWatch } from '../signals/port.js';
 import type { TaskService } from '../tasks/port.js';
@@ -11,6 +12,7 @@ export interface SourcePorts {
   sessions?: SessionWatch | undefined;
   delivery?: DeliveryPort | undefined;
   tasks?: TaskService | undefined;
+  effects?: EffectsPort | undefined;
   log: EventLog;
 }
 
@@ -78,6 +80,20 @@ export function builtInSources(p: SourcePorts): TakeoverSource[] {
       'switchboard dlq list --status reconcile; dlq replay --id',
     ),
     deliveries(p.delivery, 'dead', 'dead_letter', 'switchboard dlq replay --id'),
+    // An effect nobody could settle (a task POST or a tool that timed out); deliveries are listed above.
+    p.effects && {
+      kind: 'unsettled_effect',
+      list: async (limit) =>
+        (await p.effects!.unsettled(limit))
+          .filter((e) => e.kind !== 'delivery' && e.kind !== 'a2a')
+          .map((e) => ({
+            kind: 'unsettled_effect',
+            id: e.id,
+            summary: `${e.kind} ${e.target} (${e.ref}): ${e.detail ?? 'outcome unknown'}`,
+            since: e.updated_at,
+            act: `switchboard audit trace ${e.id}`,
+          })),
+    },
     tasks && {
       kind: 'failed_task',
       list: async (limit) =>
