@@ -10,6 +10,7 @@ import { benchHooks } from './hooks.js';
 import { benchIngress } from './ingress.js';
 import { benchNats } from './nats.js';
 import { benchNotify } from './notify.js';
+import { benchTelemetry } from './telemetry.js';
 import { benchPhone } from './phone.js';
 import { benchReach } from './reach.js';
 import { benchReplicas } from './replicas.js';
@@ -36,6 +37,7 @@ const SECTIONS: Record<string, () => Promise<string[]>> = {
   replicas: benchReplicas,
   nats: benchNats,
   agents: benchAgents,
+  telemetry: benchTelemetry,
 };
 
 const only = process.argv.slice(2);

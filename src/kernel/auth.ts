@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -108,7 +109,14 @@ export function bearer(header: string | undefined): string | undefined {
 export function requireRole(keys: KeyRing, ...roles: Role[]): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const token = bearer(c.req.header('authorization'));
+    // A step of the request's trace when one is running (telemetry on); otherwise nothing at all.
+    const span = trace.getActiveSpan() ? trace.getTracer('switchboard').startSpan('auth') : undefined;
     const principal = token ? keys.resolve(token) : undefined;
+    span?.setAttributes({
+      'switchboard.role': principal?.role ?? 'none',
+      'switchboard.key': principal?.name ?? '',
+    });
+    span?.end();
     if (!principal) {
       c.header('WWW-Authenticate', 'Bearer realm="switchboard"');
       throw new AppError('unauthorized');

@@ -1,3 +1,4 @@
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Envelope } from '../envelope/index.js';
 import type { Db, Sql } from '../store/port.js';
@@ -371,11 +372,11 @@ export class Relay {
           if (!sub.accepts(envelope.type)) continue;
           current = sub;
           if (sub.ownsInbox) {
-            await sub.handle(envelope);
+            await handled(sub, envelope);
             continue;
           }
           if (await wasProcessed(this.db, sub.name, row.event_id)) continue;
-          await sub.handle(envelope);
+          await handled(sub, envelope);
           await markProcessed(this.db, sub.name, row.event_id, this.opts.now());
         }
       }
@@ -408,4 +409,27 @@ export class Relay {
       return false;
     }
   }
+}
+
+/**
+ * A subscriber's handling of one event, as a step of the trace that appended it when there is one
+ * (the in-process hand-off runs in the appending request's context); otherwise just the call.
+ */
+function handled(sub: Subscriber, envelope: Envelope): Promise<void> {
+  if (!trace.getActiveSpan()) return sub.handle(envelope);
+  return trace.getTracer('switchboard').startActiveSpan(`relay ${sub.name}`, async (span) => {
+    span.setAttributes({
+      'switchboard.event_id': envelope.event_id,
+      'switchboard.event_type': envelope.type,
+    });
+    try {
+      await sub.handle(envelope);
+    } catch (err) {
+      span.recordException(err as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
 }

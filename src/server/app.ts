@@ -6,6 +6,7 @@ import { mapErrors } from '../kernel/http.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { App, AppEnv, Services } from '../kernel/module.js';
 import { type HostPolicy, hostPolicy } from '../kernel/origin.js';
+import { serverSpan } from '../telemetry/span.js';
 
 /**
  * The HTTP app: request ids and metrics, Host/Origin validation, the error catalogue's mapping, then
@@ -16,6 +17,23 @@ import { type HostPolicy, hostPolicy } from '../kernel/origin.js';
 export function createApp(services: Services, kernel: Kernel): App {
   const app = new Hono<AppEnv>();
   const policy = hostPolicyOf(services);
+
+  // One trace per request, a child of the caller's `traceparent` when it sent one (docs/scale.md).
+  app.use('*', (c, next) =>
+    serverSpan(
+      c.req.method,
+      { traceparent: c.req.header('traceparent') ?? '', tracestate: c.req.header('tracestate') ?? '' },
+      { 'http.request.method': c.req.method, 'url.path': c.req.path },
+      async (span) => {
+        await next();
+        span?.updateName(`${c.req.method} ${c.req.routePath || 'unmatched'}`);
+        span?.setAttributes({
+          'http.route': c.req.routePath || 'unmatched',
+          'http.response.status_code': c.res.status,
+        });
+      },
+    ),
+  );
 
   app.use('*', async (c, next) => {
     const requestId = c.req.header('x-request-id')?.slice(0, 64) || newId('correlation').slice(4);

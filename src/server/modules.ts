@@ -12,6 +12,7 @@ import { ingressModule } from '../ingress/module.js';
 import { LOG_MIGRATIONS } from '../log/index.js';
 import { mcpModule } from '../mcp/module.js';
 import { natsModule } from '../nats/module.js';
+import { telemetryModule } from '../telemetry/module.js';
 import { notifyModule } from '../notify/module.js';
 import { reachModule } from '../reach/module.js';
 import { repliesModule } from '../replies/module.js';
@@ -30,6 +31,8 @@ import { coreModule } from './core-routes.js';
  */
 export function allModules() {
   return [
+    // First: it starts tracing before any module works, and stops last.
+    telemetryModule(),
     coreModule(),
     clusterModule(),
     effectsModule(),

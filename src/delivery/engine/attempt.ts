@@ -6,6 +6,7 @@ import type {
 } from '../../channels/index.js';
 import type { Egress, SendResult } from '../../egress/index.js';
 import type { Message } from '../../notify/port.js';
+import { inSpan, withTraceHeaders } from '../../telemetry/span.js';
 import { classify, nextAttemptAt, type Outcome, type RetryPolicy, type Verdict } from '../retry.js';
 
 /**
@@ -44,7 +45,9 @@ function attemptPost(deps: AttemptDeps, sink: { last?: SendResult }): HttpPost {
   const onResult = (r: SendResult) => {
     sink.last = r;
   };
-  return (req) => deps.egress.post(req, { ...limits, onResult });
+  // The trace goes out with the request (W3C `traceparent`), for a receiver that traces too.
+  return (req) =>
+    deps.egress.post({ ...req, headers: withTraceHeaders(req.headers ?? {}) }, { ...limits, onResult });
 }
 
 /** The channel's verdict when no answer came back (a missing secret, SMTP), as an outcome. */
@@ -98,12 +101,14 @@ export async function attemptDelivery(
   const started = deps.now();
   let verdict: ChannelResult;
   try {
-    verdict = (await kind.send(message, config, {
-      post: attemptPost(deps, sink),
-      now: deps.now,
-      secret: deps.secret,
-      ...(deps.smtp ? { smtp: deps.smtp } : {}),
-    })) as ChannelResult;
+    verdict = (await inSpan('channel.send', { 'switchboard.message_kind': message.kind }, () =>
+      kind.send(message, config, {
+        post: attemptPost(deps, sink),
+        now: deps.now,
+        secret: deps.secret,
+        ...(deps.smtp ? { smtp: deps.smtp } : {}),
+      }),
+    )) as ChannelResult;
   } catch (err) {
     // A channel must not throw; if one does, it is a bug that no retry fixes.
     verdict = { kind: 'dead', reason: `channel failed: ${(err as Error).name}` };

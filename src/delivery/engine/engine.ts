@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { resumeSpan } from '../../telemetry/span.js';
 import { type AnyChannelKind, channelKind, type SmtpTransport } from '../../channels/index.js';
 import type { Egress } from '../../egress/index.js';
 import type { Message } from '../../notify/port.js';
@@ -296,16 +297,27 @@ export class DeliveryEngine {
 
   private async send(p: Prepared): Promise<Finished | undefined> {
     const attempt = Number(p.row.attempts) + 1;
-    const { result, outcome, providerId } = await attemptDelivery(p.kind, p.config, p.message, attempt, {
-      egress: this.o.egress,
-      policy: this.o.policies.retry,
-      timeoutMs: this.o.policies.timeoutMs,
-      maxResponseBytes: this.o.policies.maxResponseBytes,
-      now: this.o.now,
-      secret: this.o.secret,
-      ...(this.o.smtp ? { smtp: this.o.smtp } : {}),
-      ...(this.o.random ? { random: this.o.random } : {}),
-    });
+    const { result, outcome, providerId } = await resumeSpan(
+      p.row.id,
+      'delivery.attempt',
+      {
+        'switchboard.delivery_id': p.row.id,
+        'switchboard.destination': p.row.destination,
+        'switchboard.attempt': attempt,
+      },
+      () =>
+        attemptDelivery(p.kind, p.config, p.message, attempt, {
+          egress: this.o.egress,
+          policy: this.o.policies.retry,
+          timeoutMs: this.o.policies.timeoutMs,
+          maxResponseBytes: this.o.policies.maxResponseBytes,
+          now: this.o.now,
+          secret: this.o.secret,
+          ...(this.o.smtp ? { smtp: this.o.smtp } : {}),
+          ...(this.o.random ? { random: this.o.random } : {}),
+        }),
+      (r) => r.outcome.kind !== 'retry',
+    );
     this.o.metrics?.latency.observe({ destination: p.row.destination }, result.durationMs / 1000);
     const kept =
       Number(p.row.priority) === 1

@@ -1,4 +1,5 @@
 import { blockedTarget } from '../../channels/index.js';
+import { rememberTrace } from '../../telemetry/span.js';
 import type { EgressPolicy } from '../../egress/index.js';
 import type { Message } from '../../notify/port.js';
 import { type EnvelopeInput, newId } from '../../envelope/index.js';
@@ -158,6 +159,8 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
         throw new AppError('bad_request', 'the message eventId must be the delivery event id');
       const now = d.now();
       const id = newId('delivery', now);
+      // Its attempts, later and in a worker, continue the trace that queued it (in this process).
+      rememberTrace(id);
       // A dynamic destination's URL is the caller's to check (when it is made, and at connect time).
       const refused =
         d.policy && configured

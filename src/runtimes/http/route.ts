@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { annotate, inSpan } from '../../telemetry/span.js';
 import type { ApprovalView } from '../../approvals/port.js';
 import type { Envelope, EnvelopeInput } from '../../envelope/index.js';
 import { causedBy, readJsonText } from '../../envelope/index.js';
@@ -177,7 +178,17 @@ async function decide(
   let cause: Envelope;
   try {
     if (!s.gate) throw new Error('the gate module is not running');
-    decision = forAdapter(await s.gate.evaluate(gateIntent, { principal, record: recorded.inside }));
+    annotate({
+      'switchboard.runtime': adapter.kind,
+      'switchboard.session_id': n.sessionId ?? '',
+      'switchboard.task_id': principal.task_id ?? '',
+    });
+    const gate = s.gate;
+    decision = forAdapter(
+      await inSpan('gate.evaluate', { 'switchboard.tool': intent.tool }, () =>
+        gate.evaluate(gateIntent, { principal, record: recorded.inside }),
+      ),
+    );
     // A gate that did not call the recorder (another GateService) still gets the hook in the log.
     cause = await recorded.ensure();
   } catch (err) {
