@@ -110,7 +110,9 @@ function fixtures(runtime: string): Record<string, unknown>[] {
   const dir = new URL(`../runtimes/${runtime}/fixtures/`, import.meta.url);
   return readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
-    .map((f) => JSON.parse(readFileSync(new URL(encodeURIComponent(f), dir), 'utf8')) as Record<string, unknown>);
+    .map(
+      (f) => JSON.parse(readFileSync(new URL(encodeURIComponent(f), dir), 'utf8')) as Record<string, unknown>,
+    );
 }
 const HOOKS = Object.fromEntries(RUNTIME_KINDS.map((r) => [r, fixtures(r)]));
 

@@ -88,7 +88,10 @@ describe('class 1: lone UTF-16 surrogates', () => {
     for (const runtime of RUNTIME_KINDS) {
       const dir = new URL(`../runtimes/${runtime}/fixtures/`, import.meta.url);
       for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
-        const fixture = JSON.parse(readFileSync(new URL(encodeURIComponent(file), dir), 'utf8')) as Record<string, unknown>;
+        const fixture = JSON.parse(readFileSync(new URL(encodeURIComponent(file), dir), 'utf8')) as Record<
+          string,
+          unknown
+        >;
         const res = await post(
           `/v1/runtimes/${runtime}/hooks`,
           JSON.stringify({ ...fixture, last_assistant_message: `done ${LONE}` }),
