@@ -115,6 +115,55 @@ describe('cutting text (properties)', () => {
   });
 });
 
+/** Pieces that make cluster rules bite: CR LF, combining marks, ZWJ emoji, flags, Hangul jamo, CJK. */
+const TRICKY = [
+  'a',
+  'Z',
+  ' ',
+  '\n',
+  '\r\n',
+  '\r',
+  'e\u0301',
+  '\u0301',
+  '👩\u200d💻',
+  '\u200d',
+  '🇫🇷',
+  '🇩',
+  '\u1100\u1161\u11a8',
+  '中',
+  '文',
+  '©',
+  'x'.repeat(300),
+  '中'.repeat(200),
+];
+const longText = fc
+  .array(fc.constantFrom(...TRICKY), { minLength: 50, maxLength: 400 })
+  .map((parts) => parts.join(''));
+
+describe('cutting long text (segmented in pieces)', () => {
+  it('cuts where the whole-text segmenter would, on texts longer than a piece', () => {
+    fc.assert(
+      fc.property(longText, fc.integer({ min: 1, max: 12_000 }), units, (text, max, unit) => {
+        const out = prefix(text, max, unit);
+        const first = [...segmenter.segment(text)][0]?.segment ?? '';
+        if (measure(first, unit) > max) return;
+        // The reference: the longest start ending on a boundary of the whole text that fits.
+        let best = 0;
+        for (const b of boundaries(text)) if (b > best && measure(text.slice(0, b), unit) <= max) best = b;
+        expect(out.length).toBe(best);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('cuts a 128 KB text to its first 64 KB (an email body cap), ending with the ellipsis', () => {
+    const text = 'x'.repeat(128 * 1024);
+    const out = truncate(text, 64 * 1024, 'bytes');
+    expect(measure(out, 'bytes')).toBe(64 * 1024);
+    expect(out.endsWith(ELLIPSIS)).toBe(true);
+  });
+});
+
 describe('cutting text (examples)', () => {
   it('keeps a flag, a skin tone and a family whole or drops them whole', () => {
     expect(prefix('ok 🇫🇷', 4)).toBe('ok ');
