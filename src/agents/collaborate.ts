@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { type Envelope, type EnvelopeInput, newId } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
-import type { GateDecision, GateService } from '../gate/port.js';
+import { type GateDecision, type GateService, gateUnavailable } from '../gate/port.js';
 import type { Principal } from '../kernel/module.js';
 import type { Db } from '../store/port.js';
 import type { TaskService } from '../tasks/port.js';
@@ -221,15 +221,7 @@ export class Engine {
     const gate = this.d.gate();
     if (!gate)
       // Fail closed, as reach does: without a policy nothing is delegated.
-      return {
-        decision: 'deny',
-        reason_code: 'GATE_UNAVAILABLE',
-        reason: 'the policy gate is not running',
-        policy_revision: 'none',
-        plan_digest: '',
-        constraints: {},
-        matched_rules: [],
-      };
+      return gateUnavailable();
     return gate.evaluate(intentOf(a, agent), {
       principal: a.caller,
       ...(record ? { record } : {}),

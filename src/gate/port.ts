@@ -47,6 +47,22 @@ export interface GateDecision {
   tags?: string[];
 }
 
+/**
+ * What a caller acts on when no gate runs: deny (fail closed). Reach, agents and every other caller
+ * that asks the gate before an effect use this one, so the refusal reads the same everywhere.
+ */
+export function gateUnavailable(): GateDecision {
+  return {
+    decision: 'deny',
+    reason_code: 'GATE_UNAVAILABLE',
+    reason: 'the policy gate is not running',
+    policy_revision: 'none',
+    plan_digest: '',
+    constraints: {},
+    matched_rules: [],
+  };
+}
+
 /** A tool intent as `POST /v1/gate/evaluate` takes it. */
 export interface GateIntent {
   tool: string;

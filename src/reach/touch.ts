@@ -3,7 +3,7 @@ import type { ApprovalService } from '../approvals/port.js';
 import type { DeliveryPort } from '../delivery/port.js';
 import { type EffectReceipt, type EffectsPort, effectKey } from '../effects/port.js';
 import { type Envelope, type EnvelopeInput, jsonDigest, newId } from '../envelope/index.js';
-import type { GateDecision, GateIntent, GateService } from '../gate/port.js';
+import { type GateDecision, type GateIntent, type GateService, gateUnavailable } from '../gate/port.js';
 import type { Vault } from '../log/vault.js';
 import type { Db } from '../store/port.js';
 import type { TaskService } from '../tasks/port.js';
@@ -736,15 +736,7 @@ export class Reach {
     if (!gate) {
       // Fail closed: without a policy, nothing is reached (the hook route's rule, docs/reach.md).
       await this.d.db.tx(record);
-      return {
-        decision: 'deny',
-        reason_code: 'GATE_UNAVAILABLE',
-        reason: 'the policy gate is not running',
-        policy_revision: 'none',
-        plan_digest: '',
-        constraints: {},
-        matched_rules: [],
-      };
+      return gateUnavailable();
     }
     return gate.evaluate(intent, { principal: c.principal, record });
   }
