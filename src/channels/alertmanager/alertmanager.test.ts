@@ -150,9 +150,15 @@ describe.skipIf(!existsSync(BINARY))('Alertmanager against the real prometheus-a
     throw new Error('prometheus-alertmanager did not become ready in 10 s');
   });
 
-  afterAll(() => {
-    child?.kill('SIGTERM');
-    rmSync(dir, { recursive: true, force: true });
+  afterAll(async () => {
+    // Alertmanager writes its snapshots as it stops: remove its directory once it has exited (a CI run
+    // failed with ENOTEMPTY when the two raced), and retry the removal for a writer still closing.
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child!.once('exit', resolve));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+    }
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   });
 
   it('accepts the alert and lists it back with its labels and annotations', async () => {
