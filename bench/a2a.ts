@@ -23,7 +23,6 @@ import type { Message } from '../src/notify/port.js';
 import { appMigrations } from '../src/server/modules.js';
 import { migrate } from '../src/store/migrate.js';
 import { SqliteDb } from '../src/store/sqlite.js';
-import { benchA2ALatency } from './a2a-latency.js';
 import { fmt, line } from './stats.js';
 
 /**
@@ -256,6 +255,5 @@ export async function benchA2A(): Promise<string[]> {
     await new Promise<void>((r) => rx.server.close(() => r()));
     rmSync(dir, { recursive: true, force: true });
   }
-  out.push(...(await benchA2ALatency()));
   return out;
 }

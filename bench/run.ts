@@ -1,5 +1,6 @@
 import { cpus } from 'node:os';
 import { benchA2A } from './a2a.js';
+import { benchA2ALatency } from './a2a-latency.js';
 import { benchAgents } from './agents.js';
 import { benchAppend, benchIdleMemory } from './core.js';
 import { benchDelivery } from './delivery.js';
@@ -34,6 +35,7 @@ const SECTIONS: Record<string, () => Promise<string[]>> = {
   reach: benchReach,
   sustained: benchSustained,
   a2a: benchA2A,
+  'a2a-latency': benchA2ALatency,
   replicas: benchReplicas,
   nats: benchNats,
   agents: benchAgents,

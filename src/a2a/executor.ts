@@ -20,7 +20,9 @@ import type { Db } from '../store/port.js';
 import type { TaskService } from '../tasks/port.js';
 import type { A2ASkill } from './config.js';
 import { isTerminal } from './states.js';
+import { AGENT_EXITED } from './subscriber.js';
 import { type A2ATaskStore, principalOf, taskFromRow } from './store.js';
+import type { OwnEnd } from './record.js';
 import * as q from './sql.js';
 
 /**
@@ -78,6 +80,8 @@ export interface ExecutorDeps {
    * runs), in its transaction, as the subscriber does for task events. Absent without delivery.
    */
   pushed?: (tx: Db, row: q.A2ATaskRow, update: Update, event: Envelope) => Promise<void>;
+  /** Records an end with no task event behind it, with its event and terminal push (`record.ts`). */
+  end(taskId: string, end: OwnEnd): Promise<boolean>;
   now: () => number;
 }
 
@@ -231,7 +235,7 @@ export class SkillExecutor implements AgentExecutor {
         // A continuation that could not start leaves the input-required task as it was (its agent
         // may still be waiting on its approval), and gives the claim back for the next message.
         if (ctx.task) await this.stillInputRequired(bus, task, why);
-        else this.fail(bus, task, why);
+        else await this.fail(bus, task, why);
         return;
       }
       await ended.done;
@@ -251,11 +255,11 @@ export class SkillExecutor implements AgentExecutor {
       await this.d.db.query(q.linkSwitchboardTask(task.id, view.id));
       // A cancel that came while the launch was under way found no Switchboard task to stop: stop it now.
       const by = this.canceled.get(task.id);
-      if (by) await cancelSwitchboardTask(this.d.db, this.d.tasks(), task.id, by);
+      if (by) await cancelSwitchboardTask(this.d.db, this.d.tasks(), task.id, by, this.d.end);
     } catch (err) {
       ended.stop();
       this.canceled.delete(task.id);
-      this.fail(bus, task, `the skill could not be launched: ${(err as Error).message}`);
+      await this.fail(bus, task, `the skill could not be launched: ${(err as Error).message}`);
       return;
     }
     await ended.done;
@@ -274,12 +278,18 @@ export class SkillExecutor implements AgentExecutor {
     await this.d.db.query(q.releaseInput(task.id, null));
   }
 
-  private fail(bus: ExecutionEventBus, task: Task, why: string): void {
-    const failed = status(
-      TaskState.TASK_STATE_FAILED,
-      this.d.now(),
-      agentMessage(task.id, task.contextId, why),
-    );
+  /**
+   * A run that could not start: FAILED is recorded with its event and terminal push (no task event
+   * will ever say it), then published so the request answers with it. When the task had already ended
+   * (a cancel won), the bus hears the recorded state instead.
+   */
+  private async fail(bus: ExecutionEventBus, task: Task, why: string): Promise<void> {
+    await this.d.end(task.id, { state: TaskState.TASK_STATE_FAILED, reason: why });
+    const row = (await this.d.db.query<q.A2ATaskRow>(q.selectTask(task.id)))[0];
+    const recorded = row ? taskFromRow(row).status : undefined;
+    const failed =
+      recorded ??
+      status(TaskState.TASK_STATE_FAILED, this.d.now(), agentMessage(task.id, task.contextId, why));
     bus.publish(
       AgentEvent.statusUpdate({ taskId: task.id, contextId: task.contextId, status: failed, metadata: {} }),
     );
@@ -313,7 +323,7 @@ export class SkillExecutor implements AgentExecutor {
     const by = this.d.cancelers.get(taskId) ?? { name: 'a2a', role: 'admin' as const };
     this.d.cancelers.delete(taskId);
     this.canceled.set(taskId, by);
-    await cancelSwitchboardTask(this.d.db, this.d.tasks(), taskId, by);
+    await cancelSwitchboardTask(this.d.db, this.d.tasks(), taskId, by, this.d.end);
   };
 
   /** Publishes each recorded status change on the bus until the task ends (or the gateway stops). */
@@ -396,22 +406,42 @@ async function overBudget(tx: Db, skill: A2ASkill, now: number): Promise<Refusal
   return undefined;
 }
 
-/** Cancels the Switchboard task behind an A2A task; one that already ended is left to its own event. */
+/**
+ * Cancels the Switchboard task behind an A2A task; one that already ended is left to its own event.
+ * Two cases have no event to wait for, so the cancel is recorded here (`agent.a2a_task.canceled`, with
+ * its terminal push): a task whose agent exited while it was INPUT_REQUIRED (its Switchboard task has
+ * ended, the A2A task still waits for a message), and a task with no Switchboard task at all when no
+ * run in this process is launching one (`detached`: the gateway stopped between the two).
+ */
 export async function cancelSwitchboardTask(
   db: Db,
   tasks: TaskService,
   taskId: string,
   by: Principal,
+  end: (taskId: string, end: OwnEnd) => Promise<boolean>,
+  detached = false,
 ): Promise<void> {
   const row = (await db.query<q.A2ATaskRow>(q.selectTask(taskId)))[0];
+  const ownEnd = (): Promise<boolean> =>
+    end(taskId, {
+      state: TaskState.TASK_STATE_CANCELED,
+      reason: `canceled by ${by.name}`,
+      by: by.name,
+    });
   // Not linked yet: the launch records its key before anything runs, so the task may be found by it.
   const sbTaskId = row?.sb_task_id ?? (await tasks.findLaunch?.(`a2a:${taskId}`))?.task.id;
-  if (!sbTaskId || !tasks.cancel) return;
+  if (!sbTaskId) {
+    if (detached) await ownEnd();
+    return;
+  }
+  if (!tasks.cancel) return;
   try {
     await tasks.cancel(sbTaskId, by);
   } catch (err) {
     // An ended task is a conflict: its terminal event is on its way, and the handler then answers
-    // TaskNotCancelable from the state it records.
+    // TaskNotCancelable from the state it records, unless its agent exited with the task waiting.
     if ((err as { code?: string }).code !== 'conflict') throw err;
+    const held = row ? taskFromRow(row).metadata?.[AGENT_EXITED] !== undefined : false;
+    if (held) await ownEnd();
   }
 }

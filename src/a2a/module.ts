@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DefaultExecutionEventBusManager, type PushNotificationSender } from '@a2a-js/sdk/server';
+import { approvalsPort } from '../approvals/port.js';
 import { deliveryPort } from '../delivery/port.js';
 import { type Egress, liveEgress, type Resolver } from '../egress/index.js';
 import { AppError } from '../errors/index.js';
@@ -11,15 +12,18 @@ import { agentCard, JWKS_PATH } from './card.js';
 import { SigningKeys } from './keys.js';
 import { checkPushConfig, enqueuePushes, pushSender } from './push.js';
 import { a2aConfigSchema } from './config.js';
-import { cancelSwitchboardTask, type LoopLimits, SkillExecutor, Updates } from './executor.js';
+import { cancelSwitchboardTask, type LoopLimits, SkillExecutor, type Update, Updates } from './executor.js';
+import type { Envelope } from '../envelope/index.js';
+import type { Db } from '../store/port.js';
 import { skillOf, SwitchboardRequestHandler } from './handler.js';
 import { a2aRoutes } from './routes.js';
 import { A2APushStore, A2ATaskStore } from './store.js';
+import { type OwnEnd, recordEnd } from './record.js';
 import { taskEventSubscriber } from './subscriber.js';
 import * as q from './sql.js';
 
 const sections = { a2a: a2aConfigSchema.prefault({}) };
-const requires = { tasks: tasksPort, delivery: optional(deliveryPort) };
+const requires = { tasks: tasksPort, delivery: optional(deliveryPort), approvals: optional(approvalsPort) };
 type A2ADeps = Deps<typeof requires, typeof sections>;
 
 const VERSION = '0.1.0';
@@ -112,7 +116,26 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
       // One bus per task whoever asks: the task store has already decided who may see the task.
       const buses = new DefaultExecutionEventBusManager(() => 'all');
       const delivery = s.delivery;
+      const end = (taskId: string, e: OwnEnd) =>
+        recordEnd(
+          {
+            db: s.db,
+            log: s.log,
+            emit: (input, db) => s.emit(input, db),
+            updates,
+            ...(delivery
+              ? {
+                  pushed: (tx: Db, row: q.A2ATaskRow, update: Update, event: Envelope) =>
+                    enqueuePushes(tx, delivery, row, update, event),
+                }
+              : {}),
+            now: s.now,
+          },
+          taskId,
+          e,
+        );
       const executor = new SkillExecutor({
+        end,
         db: s.db,
         vault: s.vault,
         tenantId: s.config.tenant.id,
@@ -149,7 +172,7 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
           },
           cancelDetached: async (taskId, by) => {
             if (buses.getByTaskId(taskId)) return;
-            await cancelSwitchboardTask(s.db, s.tasks, taskId, by);
+            await cancelSwitchboardTask(s.db, s.tasks, taskId, by, end, true);
           },
         },
         cardFor(s),
@@ -170,6 +193,7 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
           ...(delivery
             ? { changed: (tx, row, update, event) => enqueuePushes(tx, delivery, row, update, event) }
             : {}),
+          ...(s.approvals ? { approval: (id: string) => s.approvals!.get(id) } : {}),
         }),
       ];
     },

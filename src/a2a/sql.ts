@@ -72,6 +72,22 @@ export function upsertTask(r: {
 }
 
 /**
+ * Ends a task that has not ended (the A2A layer's own FAILED or CANCELED, `record.ts`): the row comes
+ * back only when it was still open, so of two writers ending it only one pushes a terminal state.
+ */
+export function endTask(id: string, state: string, task: string, now: number): Sql {
+  return sql(
+    `UPDATE a2a_tasks SET state = $2, task = $3, updated_at = $4, input_claim = NULL, input_claim_at = NULL
+     WHERE id = $1 AND state NOT IN ${TERMINAL}
+     RETURNING id`,
+    id,
+    state,
+    task,
+    now,
+  );
+}
+
+/**
  * Claims an input-required task for the message that continues it: the row comes back to one caller
  * only (a conditional UPDATE), and only while the task is input-required with no claim newer than
  * `staleBefore`. A change of state clears the claim (`upsertTask`).

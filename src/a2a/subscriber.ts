@@ -17,7 +17,25 @@ export interface SubscriberDeps {
    * task event or progress report, whose id keys everything caused by it.
    */
   changed?(tx: Db, row: q.A2ATaskRow, update: Update, event: Envelope): Promise<void>;
+  /**
+   * An approval's state (the approvals port), to tell whether an agent that exited while its task was
+   * INPUT_REQUIRED had its answer. Absent without the approvals module (no approval can be pending).
+   */
+  approval?(id: string): Promise<SeenApproval | undefined>;
 }
+
+/** What the subscriber reads of an approval: its state and when it left `pending` (ISO). */
+export interface SeenApproval {
+  state: 'pending' | 'approved' | 'rejected' | 'expired';
+  decided_at: string | null;
+}
+
+/** An approval's end: for a task whose agent exited waiting on it, the task's next state. */
+const APPROVAL_ENDED = new Set([
+  'agent.approval.approved',
+  'agent.approval.rejected',
+  'agent.approval.expired',
+]);
 
 export const SUBSCRIBER = 'a2a.tasks';
 /** What a launched agent's `report_progress` records (notify's `POST /v1/progress` and MCP tool). */
@@ -102,22 +120,42 @@ function reportChange(
   };
 }
 
-/** The new state a task event makes; an ended task never moves to another state. */
-function taskEventChange(
-  event: Envelope,
+/**
+ * What an INPUT_REQUIRED task keeps in its metadata: the approval it waits on (from the
+ * `agent.task.input_required` event), and whether its agent has exited waiting on it.
+ */
+const WAITS_ON = 'approval_id';
+export const AGENT_EXITED = 'agent_exited';
+
+/** The task's metadata for its new state: the waiting marks go when it leaves INPUT_REQUIRED. */
+function metadataFor(task: Task, state: TaskState, event: Envelope): Record<string, unknown> | undefined {
+  const meta: Record<string, unknown> = { ...(task.metadata ?? {}) };
+  if (event.type === 'agent.task.input_required') {
+    const id = (event.redacted_summary as Record<string, unknown>).approval_id;
+    if (typeof id === 'string') meta[WAITS_ON] = id;
+    delete meta[AGENT_EXITED];
+  } else if (state !== States.TASK_STATE_INPUT_REQUIRED) {
+    delete meta[WAITS_ON];
+    delete meta[AGENT_EXITED];
+  }
+  return meta;
+}
+
+export function statusChange(
   row: q.A2ATaskRow,
   task: Task,
-): { task: Task; update: Update } | undefined {
-  const state = stateForEvent(event.type)!;
-  if (isTerminal(task.status?.state) && task.status?.state !== state) return undefined;
-  const text = statusText(event);
+  event: Envelope,
+  state: TaskState,
+  text: string | undefined,
+  metadata: Record<string, unknown> | undefined,
+): { task: Task; update: Update } {
   const status = {
     state,
     timestamp: event.occurred_at,
     message: text ? agentMessage(row.id, row.context_id, text) : undefined,
   };
   return {
-    task: { ...task, status },
+    task: { ...task, status, metadata },
     update: {
       $case: 'statusUpdate',
       value: {
@@ -131,6 +169,106 @@ function taskEventChange(
 }
 
 /**
+ * An agent exited 0 while its task was INPUT_REQUIRED (the Switchboard task's `agent.task.completed`).
+ * If its approval was decided before the exit, the agent had its answer: COMPLETED. If the approval
+ * was still pending, or decided only after the exit, the question was never answered to the agent:
+ * the task stays INPUT_REQUIRED, and a message to it resumes the session (docs/a2a.md). If it was
+ * withdrawn (expired undecided) after the exit, nothing can answer it: FAILED with the reason.
+ * `input-exit.test.ts` runs each with a real process.
+ */
+function exitWhileWaiting(
+  event: Envelope,
+  row: q.A2ATaskRow,
+  task: Task,
+  seen: SeenApproval | undefined,
+): { task: Task; update: Update } {
+  const id = String(task.metadata?.[WAITS_ON] ?? 'unknown');
+  const decidedAt = seen?.decided_at ? Date.parse(seen.decided_at) : undefined;
+  const answered =
+    seen && seen.state !== 'pending' && decidedAt !== undefined && decidedAt <= Date.parse(event.occurred_at);
+  if (answered)
+    return statusChange(
+      row,
+      task,
+      event,
+      States.TASK_STATE_COMPLETED,
+      undefined,
+      metadataFor(task, States.TASK_STATE_COMPLETED, event),
+    );
+  if (seen?.state === 'expired')
+    return statusChange(
+      row,
+      task,
+      event,
+      States.TASK_STATE_FAILED,
+      `the agent exited waiting for approval ${id}, which then expired undecided; nothing can answer it now`,
+      metadataFor(task, States.TASK_STATE_FAILED, event),
+    );
+  const text =
+    seen && seen.state !== 'pending'
+      ? `approval ${id} was ${seen.state} after the agent exited waiting for it; send a message to this task to continue its session`
+      : `the agent exited while approval ${id} was pending; send a message to this task to continue its session`;
+  return statusChange(row, task, event, States.TASK_STATE_INPUT_REQUIRED, text, {
+    ...(task.metadata ?? {}),
+    [AGENT_EXITED]: seen?.state ?? 'pending',
+  });
+}
+
+/**
+ * An approval ended after its agent exited waiting on it (the task held INPUT_REQUIRED): expired
+ * (withdrawn undecided) fails the task; a decision is said in the status message, and the task still
+ * waits for the message that resumes its session. For a running agent it changes nothing here: the
+ * agent hears the answer, and the tasks module records the return to WORKING (`agent.task.resumed`).
+ */
+function approvalChange(
+  event: Envelope,
+  row: q.A2ATaskRow,
+  task: Task,
+): { task: Task; update: Update } | undefined {
+  const s = event.redacted_summary as Record<string, unknown>;
+  const meta = task.metadata ?? {};
+  if (task.status?.state !== States.TASK_STATE_INPUT_REQUIRED || meta[WAITS_ON] !== s.approval_id)
+    return undefined;
+  const exited = meta[AGENT_EXITED];
+  const outcome = event.type.slice('agent.approval.'.length);
+  if (exited === undefined || exited === outcome) return undefined;
+  const id = String(s.approval_id);
+  if (outcome === 'expired') {
+    const why = typeof s.reason === 'string' ? ` (${s.reason})` : '';
+    return statusChange(
+      row,
+      task,
+      event,
+      States.TASK_STATE_FAILED,
+      `approval ${id} expired undecided${why} after the agent exited waiting for it; nothing can answer it now`,
+      metadataFor(task, States.TASK_STATE_FAILED, event),
+    );
+  }
+  return statusChange(
+    row,
+    task,
+    event,
+    States.TASK_STATE_INPUT_REQUIRED,
+    `approval ${id} was ${outcome} after the agent exited waiting for it; send a message to this task to continue its session`,
+    { ...meta, [AGENT_EXITED]: outcome },
+  );
+}
+
+/** The new state a task event makes; an ended task never moves to another state. */
+function taskEventChange(
+  event: Envelope,
+  row: q.A2ATaskRow,
+  task: Task,
+  seen: SeenApproval | undefined,
+): { task: Task; update: Update } | undefined {
+  const state = stateForEvent(event.type)!;
+  if (isTerminal(task.status?.state) && task.status?.state !== state) return undefined;
+  if (event.type === 'agent.task.completed' && task.status?.state === States.TASK_STATE_INPUT_REQUIRED)
+    return exitWhileWaiting(event, row, task, seen);
+  return statusChange(row, task, event, state, statusText(event), metadataFor(task, state, event));
+}
+
+/**
  * Task events and progress reports into A2A task changes: the durable path. Each event is handled
  * once (its inbox mark commits with the change and what it causes); a waiting run in this process
  * hears of it after the commit. An event finds its A2A task by its Switchboard task (the newest A2A
@@ -140,18 +278,36 @@ function taskEventChange(
 export function taskEventSubscriber(d: SubscriberDeps): Subscriber {
   return {
     name: SUBSCRIBER,
-    accepts: (type) => TASK_EVENTS.has(type) || type === PROGRESS_REPORTED,
+    accepts: (type) => TASK_EVENTS.has(type) || type === PROGRESS_REPORTED || APPROVAL_ENDED.has(type),
     ownsInbox: true,
     handle: async (event) => {
       const report = event.type === PROGRESS_REPORTED;
+      const approvalEnded = APPROVAL_ENDED.has(event.type);
       const sbTask = event.execution.task_id;
+      if (approvalEnded && !sbTask) return;
       // A report names its Switchboard task; a task event is found by it too once linked (a resumed
       // run's events belong to the newest A2A task), and by its cause (the A2A message) before that.
       const finds = [
         sbTask ? q.selectTaskBySwitchboardTask(sbTask) : undefined,
-        !report && event.causation_id ? q.selectTaskByCause(event.causation_id) : undefined,
+        !report && !approvalEnded && event.causation_id ? q.selectTaskByCause(event.causation_id) : undefined,
       ].filter((x) => x !== undefined);
       if (finds.length === 0) return;
+      // Read outside the transaction: an approval's end matters only to a task whose agent exited
+      // waiting on it, and an exit while INPUT_REQUIRED needs its approval's state.
+      let seen: SeenApproval | undefined;
+      if (approvalEnded || event.type === 'agent.task.completed') {
+        const pre = sbTask
+          ? (await d.db.query<q.A2ATaskRow>(q.selectTaskBySwitchboardTask(sbTask)))[0]
+          : undefined;
+        const waiting = pre ? taskFromRow(pre) : undefined;
+        const waitsOn =
+          waiting?.status?.state === States.TASK_STATE_INPUT_REQUIRED
+            ? waiting.metadata?.[WAITS_ON]
+            : undefined;
+        if (approvalEnded && (waitsOn === undefined || waiting?.metadata?.[AGENT_EXITED] === undefined))
+          return;
+        if (typeof waitsOn === 'string' && !approvalEnded) seen = await d.approval?.(waitsOn);
+      }
       const done = await once(
         d.db,
         SUBSCRIBER,
@@ -163,7 +319,11 @@ export function taskEventSubscriber(d: SubscriberDeps): Subscriber {
           const current = taskFromRow(row);
           // Nothing an agent reports changes a task that has ended.
           if (report && isTerminal(current.status?.state)) return undefined;
-          const change = (report ? reportChange : taskEventChange)(event, row, current);
+          const change = report
+            ? reportChange(event, row, current)
+            : approvalEnded
+              ? approvalChange(event, row, current)
+              : taskEventChange(event, row, current, seen);
           if (!change) return undefined;
           await tx.query(
             q.upsertTask({

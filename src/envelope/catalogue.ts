@@ -60,6 +60,10 @@ export const EVENT_TYPES = [
   'agent.task.resumed',
   // a2a (src/a2a): a SendMessage to a skill, the cause its task is launched from
   'agent.message.received',
+  // a2a: an end the A2A layer records itself, with no task event behind it (a launch or resume that
+  // could not start; a cancel of a task whose agent had already exited)
+  'agent.a2a_task.failed',
+  'agent.a2a_task.canceled',
   // delivery
   'integration.delivery.attempted',
   'integration.delivery.succeeded',
