@@ -10,7 +10,7 @@ import { agentNode, WaitGraph } from './graph.js';
 import type { Attempt, CollaborationRequest, Receipt } from './port.js';
 import type { AgentRecord, Registry } from './registry.js';
 import type { Remote, RemoteOutcome } from './remote.js';
-import { type Candidate, type Routable, type RouteResult, route, type Strategy } from './route.js';
+import { type Routable, type RouteResult, route, type Strategy } from './route.js';
 import * as q from './sql.js';
 
 /**
@@ -104,10 +104,11 @@ export class Engine {
     const first = this.decide(a);
     if (first.kind !== 'chosen') {
       const candidates = first.kind === 'no_skill' ? [] : first.candidates;
+      const considered = first.kind === 'no_skill' ? 0 : first.considered;
       await this.d.db.tx(async (tx) => {
         const requested = await this.d.emit(requestedEvent(a), tx);
         await this.d.emit(
-          routedEvent(requested, a, 1, { chosen: null, refused: first.kind }, candidates),
+          routedEvent(requested, a, 1, { chosen: null, refused: first.kind }, candidates, considered),
           tx,
         );
       });
@@ -123,7 +124,7 @@ export class Engine {
     await this.d.db.tx(async (tx) => {
       requested ??= await this.d.emit(requestedEvent(a), tx);
       await this.d.emit(
-        routedEvent(requested, a, 1, { chosen: first.agent, decision }, first.candidates),
+        routedEvent(requested, a, 1, { chosen: first.agent, decision }, first.candidates, first.considered),
         tx,
       );
       if (decision.decision === 'allow')
@@ -144,16 +145,23 @@ export class Engine {
     if (decision.decision !== 'allow') throw denied(decision, first.agent, req.skill);
 
     const attempts: Attempt[] = [];
-    let outcome = await this.attempt(a, first.agent, scoreIn(first.candidates, first.agent), depth, attempts);
+    let outcome = await this.attempt(a, first.agent, round6(first.score), depth, attempts);
     if (outcome.kind !== 'completed' && req.fallback) {
       const next = this.decide(a, new Set(attempts.map((t) => t.agent)));
       if (next.kind === 'chosen') {
         const d2 = await this.ask(a, next.agent, undefined, requested);
         await this.d.emit(
-          routedEvent(requested, a, 2, { chosen: next.agent, decision: d2 }, next.candidates),
+          routedEvent(
+            requested,
+            a,
+            2,
+            { chosen: next.agent, decision: d2 },
+            next.candidates,
+            next.considered,
+          ),
         );
         if (d2.decision === 'allow') {
-          outcome = await this.attempt(a, next.agent, scoreIn(next.candidates, next.agent), depth, attempts);
+          outcome = await this.attempt(a, next.agent, round6(next.score), depth, attempts);
         }
       }
     }
@@ -309,7 +317,7 @@ export class Engine {
       status: x.status,
       last_seen: x.lastSeen === null ? null : iso(x.lastSeen),
     }));
-    const busy = r.candidates.every((c) => c.excluded === 'tried');
+    const busy = r.allTried;
     return new AppError(
       'NO_AGENT_AVAILABLE',
       `${busy ? 'no other' : 'every'} agent with skill ${skill} is down: ${agents
@@ -355,8 +363,7 @@ export function decide(
   });
 }
 
-const scoreIn = (candidates: readonly Candidate[], id: string) =>
-  Math.round((candidates.find((c) => c.id === id)?.score ?? 0) * 1e6) / 1e6;
+const round6 = (score: number) => Math.round(score * 1e6) / 1e6;
 
 function denied(d: GateDecision, agent: string, skill: string): AppError {
   return new AppError(

@@ -12,9 +12,6 @@ import { type Candidate, ranked } from './route.js';
  * task's id and correlation, so it shows on that task's timeline.
  */
 
-/** The candidates an event lists; the rest are counted. */
-const LISTED = 20;
-
 export interface Asked {
   refId: string;
   req: CollaborationRequest;
@@ -61,6 +58,8 @@ export function routedEvent(
   attempt: number,
   outcome: { chosen: string | null; refused?: string; decision?: GateDecision },
   candidates: readonly Candidate[],
+  /** How many agents had the skill: the router lists the best `LISTED` of them and counts the rest. */
+  considered: number = candidates.length,
 ): EnvelopeInput {
   return causedBy(cause, {
     type: 'agent.collaboration.routed',
@@ -80,8 +79,8 @@ export function routedEvent(
       ...(outcome.decision
         ? { decision: outcome.decision.decision, reason_code: outcome.decision.reason_code }
         : {}),
-      candidates: ranked(candidates).slice(0, LISTED),
-      ...(candidates.length > LISTED ? { candidates_omitted: candidates.length - LISTED } : {}),
+      candidates: ranked(candidates),
+      ...(considered > candidates.length ? { candidates_omitted: considered - candidates.length } : {}),
     },
   });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { WaitGraph } from './graph.js';
-import { type Routable, ranked, route } from './route.js';
+import { LISTED, type Routable, ranked, route } from './route.js';
 
 const NOW = 1_000_000;
 const TTL = 30_000;
@@ -66,6 +66,21 @@ describe('the router', () => {
       id === 'b' ? ['agent:x', 'agent:b', 'agent:x'] : undefined,
     );
     expect(r).toMatchObject({ kind: 'cycle', cycle: ['agent:x', 'agent:b', 'agent:x'] });
+  });
+  it('lists only the best candidates of many, best first, and the chosen one even when it ranks lower', () => {
+    const many = Array.from({ length: 100 }, (_, i) =>
+      agent(`a${String(i).padStart(3, '0')}`, { load: i % 10, status: i < 30 ? 'down' : 'up' }),
+    );
+    const r = route(many, 'capability', NOW, TTL);
+    expect(r).toMatchObject({ kind: 'chosen', agent: 'a030', considered: 100 });
+    if (r.kind !== 'chosen') return;
+    // 30 down agents with load 0..9 outrank a030 (load 0) only on id order among load 0: a000, a010, a020.
+    expect(r.candidates.slice(0, 4).map((c) => c.id)).toEqual(['a000', 'a010', 'a020', 'a030']);
+    expect(r.candidates).toHaveLength(LISTED);
+    const drained = many.map((a, i) => (i < 99 ? { ...a, status: 'down' as const } : a));
+    const last = route(drained, 'capability', NOW, TTL);
+    expect(last.kind === 'chosen' && last.candidates.map((c) => c.id)).toContain('a099');
+    expect(last.kind === 'chosen' && last.candidates).toHaveLength(LISTED + 1);
   });
 });
 

@@ -17,6 +17,7 @@ import { Hono } from 'hono';
  * `DefaultRequestHandler` and JSON-RPC transport on 127.0.0.1, with an executor that answers fast,
  * slowly (and honours CancelTask), fails, or — `garbage` — a transport that answers what is not JSON-RPC.
  * The SDK's own push sender posts each task event to the push config Switchboard gives it.
+ * `npm run bench -- agents` uses the same `fast` peer.
  */
 
 export type PeerMode = 'fast' | 'slow' | 'fail' | 'garbage';
@@ -25,6 +26,7 @@ export interface Peer {
   name: string;
   url: string;
   cardUrl: string;
+  card: AgentCard;
   /** SendMessage calls received. */
   calls: number;
   cancels: number;
@@ -81,6 +83,7 @@ export async function sdkPeer(
     name,
     url: '',
     cardUrl: '',
+    card: peerCard(name, '', skills),
     calls: 0,
     cancels: 0,
     auth: [],
@@ -120,15 +123,16 @@ export async function sdkPeer(
           metadata: {},
         }),
       );
-      bus.publish(
-        AgentEvent.statusUpdate({
-          taskId,
-          contextId,
-          status: status(TaskState.TASK_STATE_WORKING),
-          metadata: {},
-        }),
-      );
-      if (peer.delayMs > 0)
+      // A slow job says it is working; a fast one goes from the task to its result (3 pushes).
+      if (peer.delayMs > 0) {
+        bus.publish(
+          AgentEvent.statusUpdate({
+            taskId,
+            contextId,
+            status: status(TaskState.TASK_STATE_WORKING),
+            metadata: {},
+          }),
+        );
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, peer.delayMs);
           wakers.set(taskId, () => {
@@ -136,6 +140,7 @@ export async function sdkPeer(
             resolve();
           });
         });
+      }
       wakers.delete(taskId);
       if (canceled.has(taskId)) {
         bus.publish(
@@ -221,6 +226,7 @@ export async function sdkPeer(
   peer.url = `http://127.0.0.1:${port}`;
   peer.cardUrl = `${peer.url}/${AGENT_CARD_PATH}`;
   card = peerCard(name, `${peer.url}/rpc`, skills);
+  peer.card = card;
   transport = new JsonRpcTransportHandler(new DefaultRequestHandler(card, new InMemoryTaskStore(), executor));
   peer.close = async () => {
     for (const w of wakers.values()) w();
