@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentCard } from '@a2a-js/sdk';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, requireBuild } from '../cli/testing.js';
 import { deliveryModule } from '../delivery/module.js';
 import { gateModule } from '../gate/module.js';
 import { ingressModule } from '../ingress/module.js';
@@ -115,7 +117,7 @@ describe.each(await dialects())('agents working together on %s', (dialect) => {
 
   it('fetches the configured agents’ cards at start: their skills are their capabilities', async () => {
     const r = await call('/v1/agents', KEYS.agent);
-    const agents = r.body.agents as { id: string; skills: string[]; status: string }[];
+    const agents = r.body as unknown as { id: string; skills: string[]; status: string }[];
     expect(agents.map((a) => [a.id, a.skills, a.status])).toEqual([
       ['failing', ['analyze', 'check'], 'up'],
       ['fast', ['analyze', 'secret', 'summarize'], 'up'],
@@ -338,4 +340,43 @@ describe.each(await dialects())('agents working together on %s', (dialect) => {
       await client.close();
     }
   });
+
+  it('serves ask_agent on stdio (switchboard mcp), forwarding the call to the gateway under its key', async () => {
+    requireBuild();
+    const client = new Client({ name: 'stdio-agent', version: '1' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, 'mcp'],
+        env: { PATH: process.env.PATH ?? '', SWITCHBOARD_URL: url, SWITCHBOARD_KEY: KEY.qa },
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      const tools = await client.listTools();
+      const tool = tools.tools.find((t) => t.name === 'ask_agent');
+      expect(tool?.inputSchema).toMatchObject({ required: ['skill', 'input'] });
+      const r = await client.callTool({
+        name: 'ask_agent',
+        arguments: { skill: 'summarize', input: 'via stdio' },
+      });
+      expect(r.isError).toBeFalsy();
+      const receipt = r.structuredContent as unknown as Receipt;
+      expect(receipt).toMatchObject({ state: 'completed', result: { text: 'fast analysed: via stdio' } });
+      // The receipt is the key's own: the gateway recorded it for qa.
+      expect((await call(`/v1/collaborations/${receipt.ref_id}`, KEY.qa)).body).toEqual(receipt);
+      const refused = await client.callTool({
+        name: 'ask_agent',
+        arguments: { skill: 'nothing', input: 'x' },
+      });
+      expect(refused.isError).toBe(true);
+      expect(JSON.stringify(refused.content)).toContain('NO_AGENT_FOR_SKILL');
+      expect(refused.structuredContent).toMatchObject({ error: { details: { skills: expect.any(Array) } } });
+      const bad = await client.callTool({ name: 'ask_agent', arguments: { skill: '' } });
+      expect(bad.isError).toBe(true);
+      expect(JSON.stringify(bad.content)).toContain('INVALID_PARAMS');
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
 });

@@ -46,8 +46,9 @@ describe.each(await dialects())('the agent registry on %s', (dialect) => {
       AGENT_KEYS.analyst,
     );
     expect(r.status).toBe(201);
-    const listed = (await (await get('/v1/agents')).json()) as { agents: Record<string, unknown>[] };
-    expect(listed.agents).toEqual([
+    const listed = (await (await get('/v1/agents')).json()) as Record<string, unknown>[];
+    // The issue's shape: a bare list.
+    expect(listed).toEqual([
       expect.objectContaining({
         id: 'analyst',
         name: 'Analyst',
@@ -132,30 +133,22 @@ describe.each(await dialects())('the agent registry on %s', (dialect) => {
 
   it('marks an agent down once its last heartbeat is older than the TTL, and routes it no work', async () => {
     clock += 29_000;
-    expect(
-      ((await (await get('/v1/agents')).json()) as { agents: { status: string }[] }).agents[0]!.status,
-    ).toBe('up');
+    expect(((await (await get('/v1/agents')).json()) as { status: string }[])[0]!.status).toBe('up');
     clock += 2_000; // 31 s after the last heartbeat: past agents_heartbeat_ttl_seconds (30)
-    const listed = (await (await get('/v1/agents')).json()) as {
-      agents: { status: string; last_seen: string }[];
-    };
-    expect(listed.agents[0]!.status).toBe('down');
+    const listed = (await (await get('/v1/agents')).json()) as { status: string; last_seen: string }[];
+    expect(listed[0]!.status).toBe('down');
     const r = await post('/v1/collaborations', { skill: 'analyze', input: 'q3 numbers' });
     expect(r.status).toBe(503);
     const body = (await r.json()) as { error: { code: string; details: { agents: unknown[] } } };
     expect(body.error.code).toBe('NO_AGENT_AVAILABLE');
     expect(body.error.details.agents).toEqual([
-      { id: 'analyst', status: 'up', last_seen: listed.agents[0]!.last_seen },
+      { id: 'analyst', status: 'up', last_seen: listed[0]!.last_seen },
     ]);
     // A heartbeat brings it back; `status: down` takes it out again at once (draining).
     await post('/v1/agents/analyst/heartbeat', {}, AGENT_KEYS.analyst);
-    expect(
-      ((await (await get('/v1/agents')).json()) as { agents: { status: string }[] }).agents[0]!.status,
-    ).toBe('up');
+    expect(((await (await get('/v1/agents')).json()) as { status: string }[])[0]!.status).toBe('up');
     await post('/v1/agents/analyst/heartbeat', { status: 'down' }, AGENT_KEYS.analyst);
-    expect(
-      ((await (await get('/v1/agents')).json()) as { agents: { status: string }[] }).agents[0]!.status,
-    ).toBe('down');
+    expect(((await (await get('/v1/agents')).json()) as { status: string }[])[0]!.status).toBe('down');
     await post('/v1/agents/analyst/heartbeat', { status: 'up' }, AGENT_KEYS.analyst);
   });
 

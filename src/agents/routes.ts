@@ -51,7 +51,8 @@ export function agentsRoutes(app: App, deps: Deps, r: () => AgentsRoutes | undef
 
   app.get('/v1/agents', requireRole(deps.keys, 'agent', 'admin'), (c) => {
     c.header('Cache-Control', 'no-store');
-    return c.json({ agents: routes().service().list() });
+    // The shape (CONTRACT.md leaves the detail to it): a bare list, one entry per agent.
+    return c.json(routes().service().list());
   });
 
   app.post('/v1/agents', requireRole(deps.keys, 'agent', 'admin'), async (c) => {

@@ -1,9 +1,4 @@
-import {
-  ASK_AGENT_DESCRIPTION,
-  type AgentsService,
-  askAgentSchema,
-  collaborationSchema,
-} from '../agents/port.js';
+import { type AgentsService, collaborationSchema } from '../agents/port.js';
 import type { reportContext } from '../notify/context.js';
 import { AppError } from '../errors/index.js';
 import type { Deps } from '../kernel/module.js';
@@ -13,6 +8,7 @@ import type { ApprovalService } from '../approvals/port.js';
 import { mcpResult, mcpToolDef } from '../reach/mcp.js';
 import type { ReachService } from '../reach/port.js';
 import { askViaService } from './approval.js';
+import { ASK_AGENT_DEF, askAgentArgs, receiptResult, refusalResult } from './ask-agent.js';
 import { McpSessions } from './sessions.js';
 import { ModernMcp } from './modern.js';
 import { buildMcpServer, type ExtraTools } from './tools.js';
@@ -24,53 +20,20 @@ export type McpDeps = Deps<{
   agents: OptionalPort<AgentsService>;
 }>;
 
-/** `ask_agent { skill, input }` (CONTRACT.md) as a tool definition: the agents module's collaboration. */
-const ASK_AGENT_DEF = {
-  name: 'ask_agent',
-  description: ASK_AGENT_DESCRIPTION,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      skill: { type: 'string', minLength: 1, description: 'The skill to ask for' },
-      input: { description: 'What the other agent should work on: text, or any JSON value' },
-    },
-    required: ['skill', 'input'],
-    additionalProperties: false,
-  },
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-} as const;
-
 /** The receipt as a tool result; a refusal (no agent, a cycle, the policy) is `isError` with its code first. */
 async function askAgent(
   agents: AgentsService,
   args: Record<string, unknown>,
   ctx: ReturnType<typeof reportContext>,
 ) {
-  const parsed = askAgentSchema.safeParse(args);
-  if (!parsed.success)
-    return {
-      isError: true,
-      content: [
-        {
-          type: 'text' as const,
-          text: `INVALID_PARAMS: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ')}`,
-        },
-      ],
-    };
+  const checked = askAgentArgs(args);
+  if (!checked.ok) return refusalResult(checked.refusal);
   try {
-    const receipt = await agents.collaborate(collaborationSchema.parse(parsed.data), ctx.principal);
-    return {
-      ...(receipt.state === 'completed' ? {} : { isError: true }),
-      content: [{ type: 'text' as const, text: JSON.stringify(receipt) }],
-      structuredContent: receipt as unknown as Record<string, unknown>,
-    };
+    const req = collaborationSchema.parse({ skill: checked.skill, input: checked.input });
+    return receiptResult(await agents.collaborate(req, ctx.principal));
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
-    return {
-      isError: true,
-      content: [{ type: 'text' as const, text: `${err.code}: ${err.message}` }],
-      structuredContent: { error: { code: err.code, message: err.message, details: err.details ?? null } },
-    };
+    return refusalResult({ code: err.code, message: err.message, details: err.details ?? null });
   }
 }
 

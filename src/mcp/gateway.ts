@@ -2,7 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { readKeyFile } from '../kernel/auth.js';
 import type { AskApprovalArgs, ReportProgressArgs } from '../notify/schema.js';
 import type { ProgressResult } from '../notify/port.js';
+import type { Receipt } from '../agents/port.js';
 import type { ToolListing, TouchResponse } from '../reach/protocol.js';
+import type { AskAgentRefusal } from './ask-agent.js';
 import type { ApprovalOutcome, ProgressSink } from './tools.js';
 import { outcomeOf } from './approval.js';
 import { MODERN_VERSION, VERSION_KEY } from './wire.js';
@@ -92,6 +94,54 @@ export class Gateway {
       if (/answered 404\b/.test((err as Error).message)) return [];
       throw err;
     }
+  }
+
+  /** Whether the gateway runs the agents module (`GET /v1/agents` answers), so `ask_agent` is offered. */
+  async agentsOffered(): Promise<boolean> {
+    try {
+      await this.call<unknown>('GET', '/v1/agents');
+      return true;
+    } catch (err) {
+      if (/answered 404\b/.test((err as Error).message)) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * `ask_agent` on stdio: `POST /v1/collaborations { skill, input }` under this key and task; the answer
+   * is the receipt once the collaboration ended. A refusal (the gateway's error code and message) is
+   * returned, not thrown, so the model reads the code first.
+   */
+  async askAgent(
+    skill: string,
+    input: unknown,
+    signal?: AbortSignal,
+  ): Promise<{ ok: true; receipt: Receipt } | { ok: false; refusal: AskAgentRefusal }> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.o.key}`,
+      accept: 'application/json',
+      'content-type': 'application/json',
+    };
+    if (this.o.taskId) headers['x-switchboard-task'] = this.o.taskId;
+    const res = await (this.o.fetch ?? fetch)(new URL('/v1/collaborations', this.o.url), {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ skill, input }),
+      ...(signal ? { signal } : {}),
+    });
+    const json = (await res.json().catch(() => undefined)) as
+      | (Receipt & { error?: { code?: string; message?: string; details?: unknown } })
+      | undefined;
+    if (res.ok && json && typeof json.ref_id === 'string') return { ok: true, receipt: json };
+    const e = json?.error;
+    return {
+      ok: false,
+      refusal: {
+        code: e?.code ?? `HTTP_${res.status}`,
+        message: e?.message ?? `the gateway answered ${res.status} without a receipt`,
+        ...(e?.details !== undefined ? { details: e.details } : {}),
+      },
+    };
   }
 
   /**

@@ -7,6 +7,7 @@ import { isModernRequest, ModernMcp } from './modern.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ReportContext } from '../notify/port.js';
 import { refusedRecipientCall } from './recipients.js';
+import { ASK_AGENT_DEF, askAgentArgs, receiptResult, refusalResult } from './ask-agent.js';
 
 /** On stdio the gateway knows the caller from the key; this names the one in-process client. */
 const STDIO_CALLER: ReportContext = { principal: { name: 'stdio', role: 'agent' }, task_id: null };
@@ -19,10 +20,26 @@ export async function serveStdio(opts: GatewayOptions): Promise<void> {
     process.stderr.write(`switchboard mcp: the tool registry could not be read: ${(err as Error).message}\n`);
     return [];
   });
+  // `ask_agent` when the gateway runs the agents module (read once, as the registry is).
+  const agents = await gateway.agentsOffered().catch((err: unknown) => {
+    process.stderr.write(
+      `switchboard mcp: the agent registry could not be read: ${(err as Error).message}\n`,
+    );
+    return false;
+  });
   const extra: ExtraTools = {
-    tools: listed.map(mcpToolDef),
-    call: async (name, args, progress, signal) =>
-      mcpResult(await gateway.touch(name, args, signal, (text) => void progress(text).catch(() => {}))),
+    tools: [...listed.map(mcpToolDef), ...(agents ? [ASK_AGENT_DEF] : [])],
+    call: async (name, args, progress, signal) => {
+      if (agents && name === ASK_AGENT_DEF.name) {
+        const checked = askAgentArgs(args);
+        if (!checked.ok) return refusalResult(checked.refusal);
+        const r = await gateway.askAgent(checked.skill, checked.input, signal);
+        return r.ok ? receiptResult(r.receipt) : refusalResult(r.refusal);
+      }
+      return mcpResult(
+        await gateway.touch(name, args, signal, (text) => void progress(text).catch(() => {})),
+      );
+    },
   };
   const build = () =>
     buildMcpServer(
