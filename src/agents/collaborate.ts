@@ -8,7 +8,7 @@ import type { TaskService } from '../tasks/port.js';
 import { type Asked, endedEvent, intentOf, requestedEvent, routedEvent } from './events.js';
 import { agentNode, WaitGraph } from './graph.js';
 import type { Attempt, CollaborationRequest, Receipt } from './port.js';
-import type { AgentRecord, Registry } from './registry.js';
+import { type AgentRecord, EWMA_ALPHA, type Registry } from './registry.js';
 import type { Remote, RemoteOutcome } from './remote.js';
 import { type Routable, type RouteResult, route, type Strategy } from './route.js';
 import * as q from './sql.js';
@@ -39,16 +39,80 @@ export interface EngineDeps {
   ttlMs: number;
   /** `loop.max_depth`: a chain of collaborations deeper than this is refused, as derived tasks are. */
   maxDepth: number;
+  /** This process, on the wait rows it writes (the cluster's replica id, else one per start). */
+  replica: string;
+}
+
+/**
+ * A wait row outlives its attempt's deadline by this much before it stops counting: the attempt's
+ * own end (CancelTask, the receipt's commit) deletes it well within, a dead replica's expire.
+ */
+export const WAIT_GRACE_MS = 30_000;
+
+/** The wait-for graph as the store holds it (every replica's open attempts), and who serves how deep. */
+export interface SharedWaits {
+  graph: WaitGraph;
+  /** Per agent: the deepest collaboration it is serving (what it asks is one deeper). */
+  serving: Map<string, number>;
+}
+
+export function sharedWaits(rows: readonly q.WaitRow[]): SharedWaits {
+  const graph = new WaitGraph();
+  const serving = new Map<string, number>();
+  for (const r of rows) {
+    graph.add(r.waiter, agentNode(r.agent));
+    serving.set(r.agent, Math.max(serving.get(r.agent) ?? 0, Number(r.depth)));
+  }
+  return { graph, serving };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export class Engine {
-  readonly graph = new WaitGraph();
-  /** Per agent: the depths of the collaborations it is serving (what it asks is one deeper). */
-  private readonly serving = new Map<string, number[]>();
+/** One attempt's outcome as the store's EWMAs take it (sql.ts recordOutcome). */
+interface Outcome {
+  id: string;
+  ok: boolean;
+  answered: boolean;
+  latencyMs: number;
+}
 
+export class Engine {
   constructor(private readonly d: EngineDeps) {}
+
+  /** Every replica's open attempts, read at each request: the graph a cycle is checked against. */
+  private async waits(db: Db = this.d.db): Promise<SharedWaits> {
+    return sharedWaits(await db.query<q.WaitRow>(q.selectWaits(this.d.tenant, this.d.now())));
+  }
+
+  /**
+   * Inside the transaction that opens an attempt: with the edges locked (PostgreSQL) or the writer
+   * held (SQLite), the graph is read again and the edge added only if it still closes no cycle, so two
+   * requests on two replicas cannot close one between them (agents.replicas.test.ts).
+   */
+  private async openWait(tx: Db, a: Asked, agent: string, attempt: number, depth: number): Promise<void> {
+    const lock = q.lockWaits(tx.dialect, this.d.tenant);
+    if (lock) await tx.query(lock);
+    const { graph } = await this.waits(tx);
+    const cycle = graph.cycleIf(a.waiter, agentNode(agent));
+    if (cycle)
+      throw new AppError(
+        'COLLABORATION_CYCLE',
+        `refused: ${cycle.join(' → ')} would wait on itself; answer the request you serve instead`,
+        { cycle },
+      );
+    await tx.query(
+      q.insertWait({
+        tenant: this.d.tenant,
+        refId: a.refId,
+        attempt,
+        waiter: a.waiter,
+        agent,
+        depth,
+        replica: this.d.replica,
+        expiresAt: this.d.now() + a.req.timeout_ms + WAIT_GRACE_MS,
+      }),
+    );
+  }
 
   /** Who waits: the key's task, else `from_task_id`'s, else the agent the key is bound to, else the key. */
   private waiterOf(req: CollaborationRequest, caller: Principal): { waiter: string; taskId: string | null } {
@@ -62,15 +126,18 @@ export class Engine {
     return { waiter: `key:${caller.name}`, taskId: null };
   }
 
-  private depthOf(waiter: string, task: { lineage: { depth: number } } | undefined): number {
+  private depthOf(
+    waiter: string,
+    task: { lineage: { depth: number } } | undefined,
+    serving: ReadonlyMap<string, number>,
+  ): number {
     if (task) return task.lineage.depth;
     if (!waiter.startsWith('agent:')) return 0;
-    const depths = this.serving.get(waiter.slice('agent:'.length)) ?? [];
-    return depths.length ? Math.max(...depths) : 0;
+    return serving.get(waiter.slice('agent:'.length)) ?? 0;
   }
 
-  private decide(a: Asked, tried?: ReadonlySet<string>): RouteResult {
-    return decide(this.graph, this.d.registry.withSkill(a.req.skill), a, this.d.now(), this.d.ttlMs, tried);
+  private decide(graph: WaitGraph, a: Asked, tried?: ReadonlySet<string>): RouteResult {
+    return decide(graph, this.d.registry.withSkill(a.req.skill), a, this.d.now(), this.d.ttlMs, tried);
   }
 
   async collaborate(req: CollaborationRequest, caller: Principal): Promise<Receipt> {
@@ -86,14 +153,15 @@ export class Engine {
       waiter,
       task: taskView ? { id: taskView.id, correlation_id: taskView.correlation_id } : null,
     };
-    const depth = this.depthOf(waiter, taskView) + 1;
+    const shared = await this.waits();
+    const depth = this.depthOf(waiter, taskView, shared.serving) + 1;
     if (depth > this.d.maxDepth)
       throw new AppError(
         'COLLABORATION_LIMIT',
         `the collaboration would be ${depth} levels deep; loop.max_depth allows ${this.d.maxDepth}`,
         { depth, max_depth: this.d.maxDepth },
       );
-    const open = this.graph.outDegree(waiter);
+    const open = shared.graph.outDegree(waiter);
     if (open >= MAX_FAN_OUT)
       throw new AppError(
         'COLLABORATION_LIMIT',
@@ -101,7 +169,7 @@ export class Engine {
         { open, max_fan_out: MAX_FAN_OUT },
       );
 
-    const first = this.decide(a);
+    const first = this.decide(shared.graph, a);
     if (first.kind !== 'chosen') {
       const candidates = first.kind === 'no_skill' ? [] : first.candidates;
       const considered = first.kind === 'no_skill' ? 0 : first.considered;
@@ -127,42 +195,57 @@ export class Engine {
         routedEvent(requested, a, 1, { chosen: first.agent, decision }, first.candidates, first.considered),
         tx,
       );
-      if (decision.decision === 'allow')
-        await tx.query(
-          q.insertCollaboration({
-            refId,
-            tenant: this.d.tenant,
-            caller: caller.name,
-            waiter,
-            fromTaskId: a.task?.id ?? null,
-            skill: req.skill,
-            eventId: requested.event_id,
-            now: started,
-          }),
-        );
+      if (decision.decision !== 'allow') return;
+      await this.openWait(tx, a, first.agent, 1, depth);
+      await tx.query(
+        q.insertCollaboration({
+          refId,
+          tenant: this.d.tenant,
+          caller: caller.name,
+          waiter,
+          fromTaskId: a.task?.id ?? null,
+          skill: req.skill,
+          eventId: requested.event_id,
+          now: started,
+        }),
+      );
     });
     if (!requested) throw new Error('the requested event was not recorded');
     if (decision.decision !== 'allow') throw denied(decision, first.agent, req.skill);
 
     const attempts: Attempt[] = [];
-    let outcome = await this.attempt(a, first.agent, round6(first.score), depth, attempts);
+    const outcomes: Outcome[] = [];
+    let outcome = await this.attempt(a, first.agent, round6(first.score), attempts, outcomes);
     if (outcome.kind !== 'completed' && req.fallback) {
-      const next = this.decide(a, new Set(attempts.map((t) => t.agent)));
+      const next = this.decide((await this.waits()).graph, a, new Set(attempts.map((t) => t.agent)));
       if (next.kind === 'chosen') {
         const d2 = await this.ask(a, next.agent, undefined, requested);
-        await this.d.emit(
-          routedEvent(
-            requested,
-            a,
-            2,
-            { chosen: next.agent, decision: d2 },
-            next.candidates,
-            next.considered,
-          ),
-        );
-        if (d2.decision === 'allow') {
-          outcome = await this.attempt(a, next.agent, round6(next.score), depth, attempts);
-        }
+        const cause = requested;
+        // The first attempt's wait row goes, the second's comes, with the decision: one commit.
+        const opened = await this.d.db
+          .tx(async (tx) => {
+            await tx.query(q.deleteWaits(refId));
+            await this.d.emit(
+              routedEvent(
+                cause,
+                a,
+                2,
+                { chosen: next.agent, decision: d2 },
+                next.candidates,
+                next.considered,
+              ),
+              tx,
+            );
+            if (d2.decision !== 'allow') return false;
+            await this.openWait(tx, a, next.agent, 2, depth);
+            return true;
+          })
+          .catch((err: unknown) => {
+            // A cycle closed since the first decision (another replica): no fallback, the receipt says why.
+            if (err instanceof AppError && err.code === 'COLLABORATION_CYCLE') return false;
+            throw err;
+          });
+        if (opened) outcome = await this.attempt(a, next.agent, round6(next.score), attempts, outcomes);
       }
     }
     const last = attempts[attempts.length - 1]!;
@@ -183,29 +266,25 @@ export class Engine {
       from_task_id: a.task?.id ?? null,
     };
     const cause = requested;
-    await this.d.db.tx(async (tx) => {
+    const moved = await this.d.db.tx(async (tx) => {
       await tx.query(this.updateOf(receipt));
-      for (const id of new Set(attempts.map((t) => t.agent))) {
-        const agent = this.d.registry.get(id);
-        if (agent) await tx.query(this.statsOf(agent));
+      await tx.query(q.deleteWaits(refId));
+      const rows: [string, q.OutcomeRow][] = [];
+      for (const o of outcomes) {
+        const [row] = await tx.query<q.OutcomeRow>(
+          q.recordOutcome({ tenant: this.d.tenant, alpha: EWMA_ALPHA, now: this.d.now(), ...o }),
+        );
+        if (row) rows.push([o.id, row]);
       }
       await this.d.emit(endedEvent(cause, a, receipt), tx);
+      return rows;
     });
+    // The EWMAs as the store moved them: another replica's outcomes for the same agent count too.
+    for (const [id, row] of moved) {
+      const agent = this.d.registry.get(id);
+      if (agent) this.d.registry.applyOutcome(agent, row);
+    }
     return receipt;
-  }
-
-  /** An agent's liveness and statistics as they stand, for the receipt's commit. */
-  private statsOf(a: AgentRecord) {
-    return q.updateAgentState({
-      tenant: this.d.tenant,
-      id: a.id,
-      status: a.status,
-      load: a.reportedLoad,
-      successEwma: a.successEwma,
-      latencyEwma: a.latencyEwma,
-      lastSeen: a.lastSeen,
-      now: this.d.now(),
-    });
   }
 
   private updateOf(r: Receipt) {
@@ -241,8 +320,8 @@ export class Engine {
     a: Asked,
     agentId: string,
     score: number,
-    depth: number,
     attempts: Attempt[],
+    outcomes: Outcome[],
   ): Promise<RemoteOutcome> {
     const agent = this.d.registry.get(agentId) as AgentRecord;
     const t0 = this.d.now();
@@ -257,12 +336,7 @@ export class Engine {
       latency_ms: null,
     };
     attempts.push(entry);
-    const to = agentNode(agentId);
-    this.graph.add(a.waiter, to);
     this.d.registry.opened(agent);
-    const depths = this.serving.get(agentId) ?? [];
-    depths.push(depth);
-    this.serving.set(agentId, depths);
     let outcome: RemoteOutcome;
     try {
       outcome = await this.d.remote.run(
@@ -275,10 +349,6 @@ export class Engine {
       );
     } catch (err) {
       outcome = { kind: 'failed', taskId: null, reason: (err as Error).message, answered: false };
-    } finally {
-      this.graph.remove(a.waiter, to);
-      depths.splice(depths.indexOf(depth), 1);
-      if (depths.length === 0) this.serving.delete(agentId);
     }
     const latency = Math.round((performance.now() - p0) * 100) / 100;
     const now = this.d.now();
@@ -289,11 +359,13 @@ export class Engine {
     if (outcome.kind === 'failed') entry.error = outcome.reason;
     if (outcome.kind === 'timed_out')
       entry.error = `no answer within ${a.req.timeout_ms} ms; the remote task was cancelled`;
-    this.d.registry.closed(agent, now, {
+    const o = {
       ok: outcome.kind === 'completed',
       answered: outcome.kind === 'completed' || (outcome.kind === 'failed' && outcome.answered),
       latencyMs: latency,
-    });
+    };
+    this.d.registry.closed(agent, now, o);
+    outcomes.push({ id: agentId, ...o });
     return outcome;
   }
 

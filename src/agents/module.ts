@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { AgentCard } from '@a2a-js/sdk';
+import { clusterPort } from '../cluster/port.js';
 import { type Egress, liveEgress } from '../egress/index.js';
 import type { Envelope } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
@@ -15,6 +17,7 @@ import { type AgentRecord, Registry } from './registry.js';
 import { ENDED_NAMES, type PushTarget, Remote } from './remote.js';
 import { type AgentsRoutes, agentsRoutes } from './routes.js';
 import * as q from './sql.js';
+import { AGENTS_TOPIC, RegistrySync, SYNC_MS } from './sync.js';
 
 export interface AgentsModuleOptions {
   /** The egress cards and calls go through (tests: loopback); default from `egress.allow`. */
@@ -23,7 +26,7 @@ export interface AgentsModuleOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-const requires = { gate: optional(gatePort), tasks: optional(tasksPort) };
+const requires = { gate: optional(gatePort), tasks: optional(tasksPort), cluster: optional(clusterPort) };
 type AgentsDeps = Deps<typeof requires, typeof agentsSections>;
 
 /** Config agents' cards are fetched again this often (a new skill shows up without a restart). */
@@ -46,6 +49,8 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
   let routes: AgentsRoutes | undefined;
   let egress: Egress | undefined;
   let remote: Remote | undefined;
+  let sync: RegistrySync | undefined;
+  let unlisten: (() => void) | undefined;
   const registry = new Registry();
   return {
     registry,
@@ -129,7 +134,25 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
             );
           }
         }
+        // SQLite is one gateway: no attempt is open anywhere at its start. On PostgreSQL other replicas'
+        // attempts are live; only rows whose deadline passed (a replica died) stop counting.
+        await deps.db.query(
+          deps.db.dialect === 'sqlite' ? q.deleteAllWaits(tenant) : q.deleteExpiredWaits(tenant, deps.now()),
+        );
         await deps.db.query(q.failAbandoned(tenant, deps.now()));
+        sync = new RegistrySync({ db: deps.db, tenant, now: deps.now, registry, logger: deps.logger });
+        await sync.run();
+        const cluster = deps.cluster;
+        const broadcast = async (db: typeof deps.db, id: string) => {
+          await cluster?.broadcast(db, AGENTS_TOPIC, id);
+        };
+        unlisten = cluster?.listen(AGENTS_TOPIC, () => {
+          void sync
+            ?.run()
+            .catch((err: unknown) =>
+              deps.logger.warn({ err: (err as Error).message }, 'agents: registry sync failed'),
+            );
+        });
 
         remote = new Remote(out, () => pushTarget(deps, env));
         if (!pushTarget(deps, env))
@@ -148,25 +171,24 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
           remote,
           ttlMs,
           maxDepth: loopDepth(deps),
+          replica: deps.cluster?.replicaId ?? `proc_${randomUUID()}`,
         });
         const service: AgentsService = {
           list: () => registry.all().map((a) => registry.listing(a, deps.now(), ttlMs)),
           collaborate: (req, caller) => engine.collaborate(req, caller),
           receipt: (refId, caller) => engine.receipt(refId, caller),
         };
-        const persist = (a: AgentRecord) =>
-          deps.db.query(
-            q.updateAgentState({
-              tenant,
-              id: a.id,
-              status: a.status,
-              load: a.reportedLoad,
-              successEwma: a.successEwma,
-              latencyEwma: a.latencyEwma,
-              lastSeen: a.lastSeen,
-              now: deps.now(),
-            }),
-          );
+        const stateOf = (a: AgentRecord) =>
+          q.updateAgentState({
+            tenant,
+            id: a.id,
+            status: a.status,
+            load: a.reportedLoad,
+            successEwma: a.successEwma,
+            latencyEwma: a.latencyEwma,
+            lastSeen: a.lastSeen,
+            now: deps.now(),
+          });
         routes = {
           service: () => service,
           known: (id) => registry.has(id),
@@ -219,6 +241,7 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
                   now,
                 }),
               );
+              await broadcast(tx, req.id);
               await deps.emit(
                 {
                   type: 'agent.agent.registered',
@@ -233,8 +256,14 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
           },
           async heartbeat(id, req) {
             const a = registry.get(id)!;
-            registry.heartbeat(a, deps.now(), req.load, req.status);
-            await persist(a);
+            // The row first, then this replica's copy: a sync reading the row meanwhile cannot undo it.
+            const next = { ...a, load: a.load };
+            registry.heartbeat(next, deps.now(), req.load, req.status);
+            await deps.db.tx(async (tx) => {
+              await tx.query(stateOf(next));
+              await broadcast(tx, id);
+            });
+            registry.heartbeat(a, next.lastSeen ?? deps.now(), req.load, req.status);
             return registry.listing(a, deps.now(), ttlMs);
           },
         };
@@ -255,6 +284,13 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
       },
       workers(deps) {
         return [
+          {
+            name: 'agents.sync',
+            intervalMs: SYNC_MS,
+            tick: async () => {
+              await sync?.run();
+            },
+          },
           {
             name: 'agents.cards',
             intervalMs: REFRESH_MS,
@@ -294,6 +330,7 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
         ];
       },
       async stop() {
+        unlisten?.();
         if (!opts.egress) await egress?.close();
       },
     }),

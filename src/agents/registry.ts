@@ -1,7 +1,7 @@
 import type { AgentCard } from '@a2a-js/sdk';
 import type { ReadCard } from './card.js';
 import { isUp, type Routable } from './route.js';
-import type { AgentRow } from './sql.js';
+import type { AgentRow, AgentStateRow } from './sql.js';
 
 /**
  * The registry in memory: every known agent with its card, liveness and routing statistics, and an
@@ -31,6 +31,8 @@ export interface AgentRecord extends Routable {
   open: number;
   latencies: number[];
   registeredBy: string;
+  /** The stored card's version this record was built from (sync.ts re-reads a card that moved). */
+  cardVersion: number;
 }
 
 /** GET /v1/agents, one entry. */
@@ -83,6 +85,7 @@ export class Registry {
       registeredBy: string;
       row?: AgentRow;
       lastSeen: number | null;
+      cardVersion?: number;
     },
   ): AgentRecord {
     const before = this.agents.get(id);
@@ -112,6 +115,7 @@ export class Registry {
       ),
       latencies: before?.latencies ?? [],
       registeredBy: o.registeredBy,
+      cardVersion: o.cardVersion ?? Number(row?.card_version ?? before?.cardVersion ?? 0),
     };
     rec.load = rec.reportedLoad + rec.open;
     this.agents.set(id, rec);
@@ -135,6 +139,33 @@ export class Registry {
     if (status !== undefined) a.status = status;
     a.lastSeen = now;
     a.load = a.reportedLoad + a.open;
+  }
+
+  /**
+   * The shared state as the store holds it (every replica's heartbeats and outcomes, and the calls
+   * open to the agent from all of them): it replaces this replica's copy. A heartbeat heard here after
+   * the read keeps its later `last_seen`.
+   */
+  applyState(a: AgentRecord, row: AgentStateRow): void {
+    a.status = row.status === 'down' ? 'down' : 'up';
+    a.reportedLoad = Number(row.load);
+    a.open = Number(row.open);
+    a.load = a.reportedLoad + a.open;
+    a.weight = Number(row.weight);
+    a.successEwma = Number(row.success_ewma);
+    a.latencyEwma = row.latency_ewma == null ? null : Number(row.latency_ewma);
+    const seen = row.last_seen == null ? null : Number(row.last_seen);
+    a.lastSeen = maxOf(a.lastSeen, seen);
+  }
+
+  /** An attempt's outcome as the store computed it (both replicas' outcomes counted). */
+  applyOutcome(
+    a: AgentRecord,
+    row: { success_ewma: number; latency_ewma: number | null; last_seen: number | string | null },
+  ): void {
+    a.successEwma = Number(row.success_ewma);
+    a.latencyEwma = row.latency_ewma == null ? null : Number(row.latency_ewma);
+    a.lastSeen = maxOf(a.lastSeen, row.last_seen == null ? null : Number(row.last_seen));
   }
 
   opened(a: AgentRecord): void {

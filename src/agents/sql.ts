@@ -1,3 +1,4 @@
+import type { Dialect } from '../store/port.js';
 import { type Sql, sql } from '../store/port.js';
 
 /** An `agents` row (numbers through `Number` once read: BIGINT comes back as a string on PostgreSQL). */
@@ -16,6 +17,7 @@ export interface AgentRow {
   registered_by: string;
   created_at: number | string;
   updated_at: number | string;
+  card_version: number | string;
 }
 
 export interface CollaborationRow {
@@ -56,7 +58,8 @@ export function upsertAgent(a: {
        latency_ewma, last_seen, registered_by, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, 'up', 0, 1, NULL, $7, $8, $9, $9)
      ON CONFLICT (tenant_id, id) DO UPDATE SET source = $3, card_url = $4, card = $5, weight = $6,
-       last_seen = COALESCE($7, agents.last_seen), registered_by = $8, updated_at = $9`,
+       last_seen = COALESCE($7, agents.last_seen), registered_by = $8, updated_at = $9,
+       card_version = agents.card_version + CASE WHEN agents.card = $5 THEN 0 ELSE 1 END`,
     a.tenant,
     a.id,
     a.source,
@@ -146,13 +149,151 @@ export function selectCollaboration(tenant: string, refId: string): Sql {
   return sql(`SELECT * FROM collaborations WHERE tenant_id = $1 AND ref_id = $2`, tenant, refId);
 }
 
-/** Collaborations a stopped gateway left `working`: they end as failed when the module starts. */
+/**
+ * Collaborations a stopped gateway left `working`: those with no live wait row (an open attempt always
+ * has one, written in the transaction that opened it) end as failed. Runs at start and with each sync,
+ * so another replica's running collaborations are left alone and a dead replica's end once their rows
+ * expire.
+ */
 export function failAbandoned(tenant: string, now: number): Sql {
   return sql(
     `UPDATE collaborations SET state = 'failed', finished_at = $2,
        error = '{"code":"INTERRUPTED","message":"the gateway stopped while the collaboration ran"}'
-     WHERE tenant_id = $1 AND state = 'working'`,
+     WHERE tenant_id = $1 AND state = 'working' AND NOT EXISTS (
+       SELECT 1 FROM agent_waits w WHERE w.ref_id = collaborations.ref_id AND w.expires_at > $2)`,
     tenant,
     now,
   );
+}
+
+/** SQLite is one gateway: at its start no attempt is open anywhere, whatever the rows say. */
+export function deleteAllWaits(tenant: string): Sql {
+  return sql(`DELETE FROM agent_waits WHERE tenant_id = $1`, tenant);
+}
+
+/** What a replica re-reads of every agent each sync (no cards: those only when `card_version` moved). */
+export interface AgentStateRow {
+  id: string;
+  source: string;
+  weight: number;
+  status: string;
+  load: number;
+  success_ewma: number;
+  latency_ewma: number | null;
+  last_seen: number | string | null;
+  card_version: number | string;
+  open: number | string;
+}
+
+/** Every agent's shared state and the attempts open to it from every replica (live wait rows). */
+export function selectAgentStates(tenant: string, now: number): Sql {
+  return sql(
+    `SELECT a.id, a.source, a.weight, a.status, a.load, a.success_ewma, a.latency_ewma, a.last_seen,
+       a.card_version,
+       (SELECT COUNT(*) FROM agent_waits w
+         WHERE w.tenant_id = a.tenant_id AND w.agent = a.id AND w.expires_at > $2) AS open
+     FROM agents a WHERE a.tenant_id = $1`,
+    tenant,
+    now,
+  );
+}
+
+export function selectAgent(tenant: string, id: string): Sql {
+  return sql(`SELECT * FROM agents WHERE tenant_id = $1 AND id = $2`, tenant, id);
+}
+
+/**
+ * One attempt ended: the EWMAs move in the statement itself (alpha `$3`), so two replicas ending
+ * attempts of one agent at once both count; the row as it then stands comes back.
+ */
+export function recordOutcome(a: {
+  tenant: string;
+  id: string;
+  alpha: number;
+  ok: boolean;
+  answered: boolean;
+  latencyMs: number;
+  now: number;
+}): Sql {
+  return sql(
+    `UPDATE agents SET success_ewma = success_ewma + $3 * ($4 - success_ewma),
+       latency_ewma = CASE WHEN $5 = 0 THEN latency_ewma WHEN latency_ewma IS NULL THEN $6
+         ELSE latency_ewma + $3 * ($6 - latency_ewma) END,
+       last_seen = CASE WHEN $5 = 0 THEN last_seen WHEN last_seen IS NULL OR last_seen < $7 THEN $7
+         ELSE last_seen END,
+       updated_at = $7
+     WHERE tenant_id = $1 AND id = $2
+     RETURNING success_ewma, latency_ewma, last_seen`,
+    a.tenant,
+    a.id,
+    a.alpha,
+    a.ok ? 1 : 0,
+    a.answered ? 1 : 0,
+    a.latencyMs,
+    a.now,
+  );
+}
+
+export interface WaitRow {
+  waiter: string;
+  agent: string;
+  depth: number | string;
+}
+
+/** The wait-for graph as every replica left it: the open attempts' rows that have not expired. */
+export function selectWaits(tenant: string, now: number): Sql {
+  return sql(
+    `SELECT waiter, agent, depth FROM agent_waits WHERE tenant_id = $1 AND expires_at > $2`,
+    tenant,
+    now,
+  );
+}
+
+/**
+ * PostgreSQL: one edge is added at a time per tenant (the lock lasts the transaction), so two
+ * requests on two replicas that would together close a cycle cannot both pass their check. SQLite
+ * runs one transaction at a time already.
+ */
+export function lockWaits(dialect: Dialect, tenant: string): Sql | undefined {
+  if (dialect !== 'postgres') return undefined;
+  return sql(`SELECT pg_advisory_xact_lock(hashtext($1)) AS locked`, `switchboard.agent_waits:${tenant}`);
+}
+
+export function insertWait(w: {
+  tenant: string;
+  refId: string;
+  attempt: number;
+  waiter: string;
+  agent: string;
+  depth: number;
+  replica: string;
+  expiresAt: number;
+}): Sql {
+  return sql(
+    `INSERT INTO agent_waits (tenant_id, ref_id, attempt, waiter, agent, depth, replica, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    w.tenant,
+    w.refId,
+    w.attempt,
+    w.waiter,
+    w.agent,
+    w.depth,
+    w.replica,
+    w.expiresAt,
+  );
+}
+
+export function deleteWaits(refId: string): Sql {
+  return sql(`DELETE FROM agent_waits WHERE ref_id = $1`, refId);
+}
+
+/** Rows of attempts that outlived their deadline (their replica died): they no longer count. */
+export function deleteExpiredWaits(tenant: string, now: number): Sql {
+  return sql(`DELETE FROM agent_waits WHERE tenant_id = $1 AND expires_at <= $2`, tenant, now);
+}
+
+export interface OutcomeRow {
+  success_ewma: number;
+  latency_ewma: number | null;
+  last_seen: number | string | null;
 }

@@ -1,0 +1,95 @@
+import type { Logger } from 'pino';
+import type { Db } from '../store/port.js';
+import { readCard } from './card.js';
+import type { AgentSource, Registry } from './registry.js';
+import * as q from './sql.js';
+
+/**
+ * Registry state shared between replicas. Heartbeats, status, reported load and the EWMAs are written
+ * to the `agents` rows, and every open attempt is a row of `agent_waits` (the wait-for graph, and the
+ * calls open to each agent from every replica). Routing stays in memory, so each replica re-reads the
+ * rows every `SYNC_MS`, and at once when another replica broadcasts a heartbeat or a registration
+ * (PostgreSQL NOTIFY through the cluster port). The wait-for graph is not taken from here: each request
+ * reads it from the store (collaborate.ts), so a cycle across replicas is refused exactly.
+ */
+
+/** How stale a replica's routing view may be (docs/agents.md): a heartbeat elsewhere counts within it. */
+export const SYNC_MS = 1_000;
+/** Expired wait rows go, and collaborations left without one end `INTERRUPTED`, every this many syncs. */
+const SWEEP_EVERY = 30;
+
+/** The cluster topic a heartbeat or registration is broadcast on (payload: the agent id). */
+export const AGENTS_TOPIC = 'agents';
+
+export class RegistrySync {
+  private running: Promise<void> | undefined;
+  private again = false;
+  private passes = 0;
+
+  constructor(
+    private readonly d: {
+      db: Db;
+      tenant: string;
+      now: () => number;
+      registry: Registry;
+      logger: Logger;
+    },
+  ) {}
+
+  /** One pass now; a call while one runs asks for another right after it (nothing is missed). */
+  run(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.pass();
+        } while (this.again);
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
+  }
+
+  private async pass(): Promise<void> {
+    const { db, tenant, registry } = this.d;
+    const rows = await db.query<q.AgentStateRow>(q.selectAgentStates(tenant, this.d.now()));
+    for (const row of rows) {
+      let a = registry.get(row.id);
+      // An agent another replica's config names is not this replica's to call (no token here).
+      if (!a && row.source === 'config') continue;
+      if (!a || a.cardVersion !== Number(row.card_version)) {
+        const [full] = await db.query<q.AgentRow>(q.selectAgent(tenant, row.id));
+        if (!full) continue;
+        try {
+          a = registry.put(row.id, readCard(JSON.parse(full.card)), {
+            source: full.source as AgentSource,
+            cardUrl: full.card_url,
+            weight: Number(full.weight),
+            token: a?.token,
+            registeredBy: full.registered_by,
+            row: full,
+            lastSeen: null,
+            cardVersion: Number(full.card_version),
+          });
+        } catch (err) {
+          this.d.logger.warn(
+            { agent: row.id, err: (err as Error).message },
+            'agents: a stored card does not read',
+          );
+          continue;
+        }
+      }
+      registry.applyState(a, row);
+    }
+    if (++this.passes % SWEEP_EVERY === 0) {
+      const now = this.d.now();
+      await db.query(q.deleteExpiredWaits(tenant, now));
+      await db.query(q.failAbandoned(tenant, now));
+    }
+  }
+}
