@@ -87,7 +87,7 @@ export class Engine {
   /**
    * Inside the transaction that opens an attempt: with the edges locked (PostgreSQL) or the writer
    * held (SQLite), the graph is read again and the edge added only if it still closes no cycle, so two
-   * requests on two replicas cannot close one between them (agents.replicas.test.ts).
+   * requests on two replicas cannot close one between them (replicas.test.ts).
    */
   private async openWait(tx: Db, a: Asked, agent: string, attempt: number, depth: number): Promise<void> {
     const lock = q.lockWaits(tx.dialect, this.d.tenant);
