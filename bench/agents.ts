@@ -16,7 +16,7 @@ import { parseConfig } from '../src/server/config.js';
 import { coreModule } from '../src/server/core-routes.js';
 import { startServer } from '../src/server/serve.js';
 import { measure, us } from './gate.js';
-import { fmt, line, summarize } from './stats.js';
+import { costLine, costs, fmt, line, summarize } from './stats.js';
 
 /**
  * `npm run bench -- agents`: (1) one routing decision with 100 registered agents as the engine makes
@@ -194,12 +194,21 @@ export async function benchRoundTrip(sync: 'full' | 'normal'): Promise<string[]>
       b.push(await via());
       c.push(await push());
     }
+    // Commits and relay claims per operation, each measured alone (the SDK agent's pushes included).
+    const COUNTED = 20;
+    const v0 = costs(server.services);
+    for (let i = 0; i < COUNTED; i++) await via();
+    await new Promise((r) => setTimeout(r, 500)); // late pushes and the relay's acks land
+    const v1 = costs(server.services);
+    for (let i = 0; i < COUNTED; i++) await push();
+    await new Promise((r) => setTimeout(r, 500));
+    const p1 = costs(server.services);
     const d = summarize(a);
     const s = summarize(b);
     const p = summarize(c);
     const goal = 1.2 * d.p50 + p.p50;
     return [
-      `agents: collaboration round trip, one fast SDK agent on 127.0.0.1, SQLite synchronous=${sync} (${ROUND_TRIPS} each, interleaved)`,
+      `agents: collaboration round trip, one fast SDK agent on 127.0.0.1, SQLite synchronous=${sync} (${ROUND_TRIPS} each, interleaved, load average ${fmt(loadavg()[0]!, 1)})`,
       line('bare: SDK client, blocking SendMessage', `${fmt(d.p50, 2)} ms p50`, `p99 ${fmt(d.p99, 2)} ms`),
       line(
         'bare: one push accepted by the a2a-push source',
@@ -216,6 +225,8 @@ export async function benchRoundTrip(sync: 'full' | 'normal'): Promise<string[]>
         `${fmt(s.p50 / goal, 2)}×`,
         `goal ${fmt(goal, 2)} ms; the SDK agent pushes 3 times per task (task, artifact, status)`,
       ),
+      costLine('  per collaboration', v0, v1, COUNTED),
+      costLine('  per push', v1, p1, COUNTED),
     ];
   } finally {
     await server.stop();

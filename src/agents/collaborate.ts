@@ -183,35 +183,49 @@ export class Engine {
       throw this.refusal(req.skill, first);
     }
 
-    let requested: Envelope | undefined;
-    const decision = await this.ask(a, first.agent, (tx) =>
-      this.d.emit(requestedEvent(a), tx).then((e) => (requested = e)),
-    );
     const started = this.d.now();
-    // The decision and, when allowed, the receipt row: one commit.
-    await this.d.db.tx(async (tx) => {
-      requested ??= await this.d.emit(requestedEvent(a), tx);
+    const opening = {
+      refId,
+      tenant: this.d.tenant,
+      caller: caller.name,
+      waiter,
+      fromTaskId: a.task?.id ?? null,
+      skill: req.skill,
+      now: started,
+    };
+    let requested: Envelope | undefined;
+    // The request, the routing, the receipt row and the wait row are written inside the gate's own
+    // decision transaction, before it decides: an allowed collaboration costs one commit before the
+    // call, not two (bench `agents`). A refusal takes the rows back in a second commit, below.
+    const decision = await this.ask(a, first.agent, async (tx) => {
+      const e = await this.d.emit(requestedEvent(a), tx);
       await this.d.emit(
-        routedEvent(requested, a, 1, { chosen: first.agent, decision }, first.candidates, first.considered),
+        routedEvent(e, a, 1, { chosen: first.agent }, first.candidates, first.considered),
         tx,
       );
-      if (decision.decision !== 'allow') return;
       await this.openWait(tx, a, first.agent, 1, depth);
-      await tx.query(
-        q.insertCollaboration({
-          refId,
-          tenant: this.d.tenant,
-          caller: caller.name,
-          waiter,
-          fromTaskId: a.task?.id ?? null,
-          skill: req.skill,
-          eventId: requested.event_id,
-          now: started,
-        }),
-      );
+      await tx.query(q.insertCollaboration({ ...opening, eventId: e.event_id }));
+      requested = e;
+      return e;
     });
+    if (decision.decision !== 'allow') {
+      const cause = requested;
+      await this.d.db.tx(async (tx) => {
+        if (cause) {
+          await tx.query(q.deleteWaits(refId));
+          await tx.query(q.deniedCollaboration(refId, decision.reason_code, this.d.now()));
+        } else {
+          // No gate ran (fail closed): nothing was written yet.
+          const e = await this.d.emit(requestedEvent(a), tx);
+          await this.d.emit(
+            routedEvent(e, a, 1, { chosen: first.agent, decision }, first.candidates, first.considered),
+            tx,
+          );
+        }
+      });
+      throw denied(decision, first.agent, req.skill);
+    }
     if (!requested) throw new Error('the requested event was not recorded');
-    if (decision.decision !== 'allow') throw denied(decision, first.agent, req.skill);
 
     const attempts: Attempt[] = [];
     const outcomes: Outcome[] = [];

@@ -297,3 +297,16 @@ export interface OutcomeRow {
   latency_ewma: number | null;
   last_seen: number | string | null;
 }
+
+/** The gate refused the first attempt: the receipt row written with its decision ends at once. */
+export function deniedCollaboration(refId: string, reasonCode: string, now: number): Sql {
+  return sql(
+    `UPDATE collaborations SET state = 'failed', finished_at = $2, error = $3 WHERE ref_id = $1`,
+    refId,
+    now,
+    JSON.stringify({
+      code: 'DELEGATION_DENIED',
+      message: `the policy refused the delegation (${reasonCode})`,
+    }),
+  );
+}
