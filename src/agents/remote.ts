@@ -7,8 +7,9 @@ import type { AgentRecord } from './registry.js';
 /**
  * One attempt on a remote A2A agent with the official SDK client: `SendMessage` (through the egress
  * guard, with the agent's token, and a push config pointing at this gateway's `a2a-push` receiver),
- * then the push of a terminal state (`settle`, from the relay subscriber) or the deadline, whichever
- * comes first; the result is read with one `GetTask`. At the deadline the remote task is cancelled.
+ * then one `GetTask` at once (a job that already ended answers without waiting for its pushes), else
+ * the push of a terminal state (`settle`, from the relay subscriber) or the deadline, whichever comes
+ * first; the result is read with one `GetTask`. At the deadline the remote task is cancelled.
  * Without a push receiver the task is polled instead, at a backing-off rate.
  */
 
@@ -197,6 +198,18 @@ export class Remote {
           this.early.delete(id);
           wake();
         }
+        // One look right away: a job that ended while SendMessage answered needs no push to be seen
+        // (its pushes still arrive and are accepted; they just no longer hold the answer up). Anything
+        // longer is woken by the push of its terminal state, or polled without a push receiver.
+        let ended: Task | undefined;
+        void client
+          .getTask({ tenant: '', id, historyLength: 0 }, { signal: abort.signal })
+          .then((t) => {
+            if (!ENDED.has(t.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) return;
+            ended = t;
+            wake();
+          })
+          .catch(() => undefined);
         if (!push) void this.poll(client, id, abort.signal, wake);
         await settled;
         this.waiters.delete(id);
@@ -204,12 +217,14 @@ export class Remote {
           await client.cancelTask({ tenant: '', id, metadata: undefined }).catch(() => undefined);
           return { kind: 'timed_out', taskId };
         }
-        try {
-          task = await client.getTask({ tenant: '', id, historyLength: 0 }, { signal: abort.signal });
-        } catch (err) {
-          if (timedOut) return { kind: 'timed_out', taskId };
-          return { kind: 'failed', taskId, reason: reasonOf(err), answered: false };
-        }
+        if (ended) task = ended;
+        else
+          try {
+            task = await client.getTask({ tenant: '', id, historyLength: 0 }, { signal: abort.signal });
+          } catch (err) {
+            if (timedOut) return { kind: 'timed_out', taskId };
+            return { kind: 'failed', taskId, reason: reasonOf(err), answered: false };
+          }
       }
       const state = task.status?.state;
       if (state === TaskState.TASK_STATE_COMPLETED)
