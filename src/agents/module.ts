@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AgentCard } from '@a2a-js/sdk';
-import { clusterPort } from '../cluster/port.js';
+import { clusterPort, RESYNC } from '../cluster/port.js';
 import { type Egress, liveEgress } from '../egress/index.js';
 import type { Envelope } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
@@ -17,7 +17,7 @@ import { type AgentRecord, Registry } from './registry.js';
 import { ENDED_NAMES, type PushTarget, Remote } from './remote.js';
 import { type AgentsRoutes, agentsRoutes } from './routes.js';
 import * as q from './sql.js';
-import { AGENTS_TOPIC, RegistrySync, SYNC_MS } from './sync.js';
+import { AGENTS_TOPIC, PUSH_TOPIC, RegistrySync, SYNC_MS } from './sync.js';
 
 export interface AgentsModuleOptions {
   /** The egress cards and calls go through (tests: loopback); default from `egress.allow`. */
@@ -146,13 +146,21 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
         const broadcast = async (db: typeof deps.db, id: string) => {
           await cluster?.broadcast(db, AGENTS_TOPIC, id);
         };
-        unlisten = cluster?.listen(AGENTS_TOPIC, () => {
+        const unlistenAgents = cluster?.listen(AGENTS_TOPIC, () => {
           void sync
             ?.run()
             .catch((err: unknown) =>
               deps.logger.warn({ err: (err as Error).message }, 'agents: registry sync failed'),
             );
         });
+        // A push whose relay row another replica claimed, for an attempt waiting here.
+        const unlistenPushes = cluster?.listen(PUSH_TOPIC, (taskId) => {
+          if (taskId !== RESYNC) remote?.settle(taskId, deps.now());
+        });
+        unlisten = () => {
+          unlistenAgents?.();
+          unlistenPushes?.();
+        };
 
         remote = new Remote(out, () => pushTarget(deps, env));
         if (!pushTarget(deps, env))
@@ -367,9 +375,14 @@ function pushTarget(deps: AgentsDeps, env: NodeJS.ProcessEnv): PushTarget | unde
 async function settlePush(e: Envelope, deps: AgentsDeps, remote: Remote | undefined): Promise<void> {
   const facts = e.redacted_summary as { source_type?: unknown; delivery_id?: unknown };
   if (!remote || facts.source_type !== 'a2a-push' || typeof facts.delivery_id !== 'string') return;
+  // On PostgreSQL any replica's relay may claim the push: one not waited on here is told to the others.
+  const settle = async (taskId: string) => {
+    if (remote.settle(taskId, deps.now()) || deps.db.dialect !== 'postgres') return;
+    await deps.cluster?.broadcast(deps.db, PUSH_TOPIC, taskId);
+  };
   const m = DELIVERY_ID.exec(facts.delivery_id);
   if (m) {
-    if (ENDED_NAMES.has(m[2]!)) remote.settle(m[1]!, deps.now());
+    if (ENDED_NAMES.has(m[2]!)) await settle(m[1]!);
     return;
   }
   // A sender with its own event ids: the body says which task and state.
@@ -387,6 +400,5 @@ async function settlePush(e: Envelope, deps: AgentsDeps, remote: Remote | undefi
   }
   const id = v.task?.id ?? v.statusUpdate?.taskId;
   const state = v.task?.status?.state ?? v.statusUpdate?.status?.state;
-  if (typeof id === 'string' && typeof state === 'string' && ENDED_NAMES.has(state))
-    remote.settle(id, deps.now());
+  if (typeof id === 'string' && typeof state === 'string' && ENDED_NAMES.has(state)) await settle(id);
 }

@@ -115,15 +115,20 @@ export class Remote {
     return client;
   }
 
-  /** A push of a terminal state for `taskId` (the relay subscriber): wakes the attempt waiting on it. */
-  settle(taskId: string, now: number): void {
+  /**
+   * A push of a terminal state for `taskId` (the relay subscriber, or another replica's broadcast):
+   * wakes the attempt waiting on it here and says so; otherwise keeps it for an attempt whose
+   * SendMessage has not answered yet.
+   */
+  settle(taskId: string, now: number): boolean {
     const w = this.waiters.get(taskId);
     if (w) {
       w();
-      return;
+      return true;
     }
     if (this.early.size >= EARLY_MAX) this.early.clear();
     this.early.set(taskId, now);
+    return false;
   }
 
   async run(

@@ -17,8 +17,9 @@ import { type Peer, peerCard, sdkPeer, waitFor } from './testing.js';
 
 /**
  * Two gateways on one PostgreSQL schema, as two replicas are: what an agent tells one (its
- * registration, its heartbeat) routes on the other within the sync bound, and a wait-for cycle whose
- * two halves arrive at different replicas is refused (docs/agents.md, "Replicas").
+ * registration, its heartbeat) routes on the other within the sync bound, a push accepted by one
+ * wakes the attempt waiting on the other, and a wait-for cycle whose two halves arrive at different
+ * replicas is refused (docs/agents.md, "Replicas").
  */
 
 const PUSH_TOKEN = 'push-token-0123456789abcdef';
@@ -79,6 +80,9 @@ describe.runIf(await pgAvailable())('the agent registry shared between two repli
       server.services.config.server.public_url = server.url;
       replicas.push(server);
     }
+    // A's calls give the agents B's push receiver: B accepts the push of an attempt waiting on A, and
+    // the cluster broadcast wakes it there (a relay row may be claimed by either replica anyway).
+    replicas[0]!.services.config.server.public_url = replicas[1]!.url;
   }, 60_000);
   afterAll(async () => {
     for (const r of replicas) await r.stop();
@@ -119,6 +123,7 @@ describe.runIf(await pgAvailable())('the agent registry shared between two repli
     expect(r.body).toMatchObject({
       error: { code: 'COLLABORATION_CYCLE', details: { cycle: ['agent:slow', 'agent:qa', 'agent:slow'] } },
     });
+    // Completed well inside its 15 s timeout: the push reached A through B.
     expect((await waiting).body).toMatchObject({ state: 'completed', agent: 'slow' });
     // The wait row went with the receipt: the same request through B is fine now.
     const again = await call(b, '/v1/collaborations', KEY.slow, { skill: 'review', input: 'draft' });

@@ -20,6 +20,8 @@ const SWEEP_EVERY = 30;
 
 /** The cluster topic a heartbeat or registration is broadcast on (payload: the agent id). */
 export const AGENTS_TOPIC = 'agents';
+/** The terminal push of a remote task, told to every replica (payload: the remote task id). */
+export const PUSH_TOPIC = 'agents-push';
 
 export class RegistrySync {
   private running: Promise<void> | undefined;
