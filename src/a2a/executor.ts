@@ -21,6 +21,7 @@ import type { TaskService } from '../tasks/port.js';
 import type { A2ASkill } from './config.js';
 import { isTerminal } from './states.js';
 import { AGENT_EXITED } from './subscriber.js';
+import { inlineKey } from './handler.js';
 import { type A2ATaskStore, principalOf, taskFromRow } from './store.js';
 import type { OwnEnd } from './record.js';
 import * as q from './sql.js';
@@ -80,6 +81,11 @@ export interface ExecutorDeps {
    * runs), in its transaction, as the subscriber does for task events. Absent without delivery.
    */
   pushed?: (tx: Db, row: q.A2ATaskRow, update: Update, event: Envelope) => Promise<void>;
+  /**
+   * Takes the push config sent with the message (checked by the handler), to store it in the
+   * transaction that writes the task; undefined when none was sent.
+   */
+  takeInlinePush?(key: string): ((tx: Db, taskId: string) => Promise<void>) | undefined;
   /** Records an end with no task event behind it, with its event and terminal push (`record.ts`). */
   end(taskId: string, end: OwnEnd): Promise<boolean>;
   now: () => number;
@@ -164,6 +170,7 @@ export class SkillExecutor implements AgentExecutor {
       metadata: { skill: skill.id },
     };
     const text = messageText(user);
+    const inlinePush = this.d.takeInlinePush?.(inlineKey(principal.name, user.messageId));
     // A launched agent calling a skill with its task key is derived work one level below its task:
     // the message is at the task's depth, and what it launches one deeper (as for triggers).
     const depth = principal.task_id ? ((await this.d.tasks().get(principal.task_id))?.lineage.depth ?? 0) : 0;
@@ -199,9 +206,11 @@ export class SkillExecutor implements AgentExecutor {
         tx,
       );
       if (!ctx.task) await this.d.store.write(tx, task, principal.name, cause.event_id);
-      // A rejected task ends here: its terminal push (to a config sent with the message) commits with it.
-      const row = over ? (await tx.query<q.A2ATaskRow>(q.selectTask(task.id)))[0] : undefined;
-      if (over && row && task.status)
+      await inlinePush?.(tx, task.id);
+      // A new task's first state (SUBMITTED, or REJECTED when it ends here) is pushed from this
+      // commit, to a config sent with the message: the task, its config and the push go together.
+      const row = ctx.task ? undefined : (await tx.query<q.A2ATaskRow>(q.selectTask(task.id)))[0];
+      if (row && task.status)
         await this.d.pushed?.(
           tx,
           row,

@@ -3,6 +3,7 @@ import {
   type SendMessageRequest,
   type StreamResponse,
   type Task,
+  type TaskPushNotificationConfig,
   TaskState,
 } from '@a2a-js/sdk';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
@@ -47,6 +48,17 @@ export interface HandlerHooks {
   releaseInput(taskId: string, claim: string | null): Promise<void>;
   /** Cancels the Switchboard task when no run in this process holds the task's bus (after a restart). */
   cancelDetached(taskId: string, by: Principal): Promise<void>;
+  /**
+   * A push config sent with a message that makes a new task: checked now (a refusal stores nothing)
+   * and kept for the executor, which stores it in the transaction that writes the task, instead of
+   * the SDK's own save a commit earlier. Absent when pushes are off (the SDK then ignores it too).
+   */
+  inlinePush?(key: string, config: TaskPushNotificationConfig, ctx: ServerCallContext): Promise<void>;
+}
+
+/** The key a message's inline push config is kept under until its executor runs. */
+export function inlineKey(owner: string, messageId: string): string {
+  return `${owner}\u0000${messageId}`;
 }
 
 type HandlerArgs = ConstructorParameters<typeof DefaultRequestHandler>;
@@ -76,7 +88,7 @@ export class SwitchboardRequestHandler extends DefaultRequestHandler {
   ): Promise<{ params: SendMessageRequest; claim?: { taskId: string; id: string } }> {
     skillOf(this.hooks.skills(), params);
     const message = params.message;
-    if (!message?.taskId) return { params };
+    if (!message?.taskId) return { params: await this.keepInlinePush(params, ctx) };
     const task = await this.hooks.load(message.taskId, ctx);
     if (!task) return { params };
     if (task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
@@ -98,8 +110,23 @@ export class SwitchboardRequestHandler extends DefaultRequestHandler {
       );
     const referenceTaskIds = [...new Set([...message.referenceTaskIds, task.id])];
     return {
-      params: { ...params, message: { ...message, taskId: '', contextId: task.contextId, referenceTaskIds } },
+      params: await this.keepInlinePush(
+        { ...params, message: { ...message, taskId: '', contextId: task.contextId, referenceTaskIds } },
+        ctx,
+      ),
     };
+  }
+
+  /** A new task's inline push config goes to the executor's transaction (see `HandlerHooks.inlinePush`). */
+  private async keepInlinePush(
+    params: SendMessageRequest,
+    ctx: ServerCallContext,
+  ): Promise<SendMessageRequest> {
+    const config = params.configuration?.taskPushNotificationConfig;
+    if (!config || !this.hooks.inlinePush || !params.message?.messageId || !params.configuration)
+      return params;
+    await this.hooks.inlinePush(inlineKey(principalOf(ctx).name, params.message.messageId), config, ctx);
+    return { ...params, configuration: { ...params.configuration, taskPushNotificationConfig: undefined } };
   }
 
   override async sendMessage(params: SendMessageRequest, ctx: ServerCallContext): Promise<Message | Task> {

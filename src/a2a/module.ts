@@ -17,7 +17,7 @@ import type { Envelope } from '../envelope/index.js';
 import type { Db } from '../store/port.js';
 import { skillOf, SwitchboardRequestHandler } from './handler.js';
 import { a2aRoutes } from './routes.js';
-import { A2APushStore, A2ATaskStore } from './store.js';
+import { A2APushStore, A2ATaskStore, type CheckedPushConfig } from './store.js';
 import { type OwnEnd, recordEnd } from './record.js';
 import { taskEventSubscriber } from './subscriber.js';
 import * as q from './sql.js';
@@ -41,6 +41,9 @@ function loopLimits(config: unknown): LoopLimits {
     ...(loop?.tenant_runs_per_day !== undefined ? { tenantRunsPerDay: loop.tenant_runs_per_day } : {}),
   };
 }
+
+/** An inline push config not taken by its executor within this is dropped (its message failed first). */
+const INLINE_PUSH_TTL_MS = 60_000;
 
 /** A claim on an input-required task older than this is taken over: the gateway holding it died. */
 const INPUT_CLAIM_STALE_MS = 60_000;
@@ -134,8 +137,17 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
           taskId,
           e,
         );
+      // Inline push configs between the handler's check and the executor's transaction (milliseconds).
+      const inline = new Map<string, { at: number; checked: CheckedPushConfig }>();
+      const pushOn = () => s.config.a2a.push && delivery !== undefined;
       const executor = new SkillExecutor({
         end,
+        takeInlinePush: (key) => {
+          const kept = inline.get(key);
+          if (!kept) return undefined;
+          inline.delete(key);
+          return (tx, taskId) => pushStore.write(tx, taskId, kept.checked);
+        },
         db: s.db,
         vault: s.vault,
         tenantId: s.config.tenant.id,
@@ -169,6 +181,14 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
           },
           releaseInput: async (id, claim) => {
             await s.db.query(q.releaseInput(id, claim));
+          },
+          inlinePush: async (key, config, ctx) => {
+            if (!pushOn()) return;
+            const checked = await pushStore.prepare(config, ctx);
+            const now = s.now();
+            // A message whose executor never ran (it failed first) leaves its entry: dropped later.
+            for (const [k, v] of inline) if (v.at < now - INLINE_PUSH_TTL_MS) inline.delete(k);
+            inline.set(key, { at: now, checked });
           },
           cancelDetached: async (taskId, by) => {
             if (buses.getByTaskId(taskId)) return;

@@ -61,7 +61,15 @@ export interface StoreDeps {
 export class A2ATaskStore implements TaskStore {
   constructor(private readonly d: StoreDeps) {}
 
+  /**
+   * The SDK saves after every event it relays, mostly the very state the subscriber has just written
+   * (it loads, merges, saves): a write that would change nothing is left out, one commit less beside
+   * the run's own on every status change (bench `a2a-latency`).
+   */
   async save(task: Task, ctx: ServerCallContext): Promise<void> {
+    const row = (await this.d.db.query<q.A2ATaskRow>(q.selectTask(task.id)))[0];
+    if (row && row.state === stateName(task.status?.state) && row.task === JSON.stringify(Task.toJSON(task)))
+      return;
     await this.write(this.d.db, task, principalOf(ctx).name, null);
   }
 
@@ -130,6 +138,12 @@ function parsePageToken(token: string): { createdAt: number; id: string } {
   return { createdAt: Number(m[1]), id: m[2]! };
 }
 
+/** A push config that passed the checks, with its id, waiting to be stored. */
+export interface CheckedPushConfig {
+  config: TaskPushNotificationConfig;
+  wire: '0.3' | '1.0';
+}
+
 export interface PushStoreDeps extends StoreDeps {
   vault: Vault;
   tenantId: string;
@@ -147,28 +161,41 @@ export class A2APushStore implements PushNotificationStore {
   constructor(private readonly d: PushStoreDeps) {}
 
   async save(taskId: string, ctx: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
+    const checked = await this.prepare(config, ctx);
+    await this.d.db.tx((tx) => this.write(tx, taskId, checked));
+  }
+
+  /** The checks of a config before anything is stored (refused with the reason); its id and wire version. */
+  async prepare(config: TaskPushNotificationConfig, ctx: ServerCallContext): Promise<CheckedPushConfig> {
     await this.d.check(config);
+    // Set on the caller's object: the SDK answers CreateTaskPushNotificationConfig with it.
     if (!config.id) config.id = randomUUID();
-    const wire = ctx.requestedVersion === '0.3' ? '0.3' : '1.0';
-    await this.d.db.tx(async (tx) => {
-      const auth = config.authentication;
-      const sealed =
-        auth?.credentials !== undefined && auth.credentials !== ''
-          ? await this.d.vault.put(auth.credentials, { tenantId: this.d.tenantId, db: tx })
-          : undefined;
-      await tx.query(
-        q.upsertPushConfig({
-          task_id: taskId,
-          id: config.id,
-          url: config.url,
-          token: config.token ?? '',
-          auth_scheme: auth?.scheme ? auth.scheme : null,
-          auth_ref: sealed?.ref ?? null,
-          wire_version: wire,
-          now: this.d.now(),
-        }),
-      );
-    });
+    return {
+      config,
+      wire: ctx.requestedVersion === '0.3' ? '0.3' : '1.0',
+    };
+  }
+
+  /** Stores a checked config for `taskId` in the caller's transaction (its credentials sealed). */
+  async write(tx: Db, taskId: string, checked: CheckedPushConfig): Promise<void> {
+    const { config, wire } = checked;
+    const auth = config.authentication;
+    const sealed =
+      auth?.credentials !== undefined && auth.credentials !== ''
+        ? await this.d.vault.put(auth.credentials, { tenantId: this.d.tenantId, db: tx })
+        : undefined;
+    await tx.query(
+      q.upsertPushConfig({
+        task_id: taskId,
+        id: config.id,
+        url: config.url,
+        token: config.token ?? '',
+        auth_scheme: auth?.scheme ? auth.scheme : null,
+        auth_ref: sealed?.ref ?? null,
+        wire_version: wire,
+        now: this.d.now(),
+      }),
+    );
   }
 
   async load(taskId: string, ctx: ServerCallContext): Promise<TaskPushNotificationConfig[]> {

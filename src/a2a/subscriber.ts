@@ -292,6 +292,12 @@ export function taskEventSubscriber(d: SubscriberDeps): Subscriber {
         !report && !approvalEnded && event.causation_id ? q.selectTaskByCause(event.causation_id) : undefined,
       ].filter((x) => x !== undefined);
       if (finds.length === 0) return;
+      // A new task is SUBMITTED from the start, its push sent from the executor's commit: the
+      // Switchboard task's `submitted` changes nothing, so it costs no transaction.
+      if (event.type === 'agent.task.submitted' && event.causation_id) {
+        const born = (await d.db.query<q.A2ATaskRow>(q.selectTaskByCause(event.causation_id)))[0];
+        if (born?.state === stateName(States.TASK_STATE_SUBMITTED)) return;
+      }
       // Read outside the transaction: an approval's end matters only to a task whose agent exited
       // waiting on it, and an exit while INPUT_REQUIRED needs its approval's state.
       let seen: SeenApproval | undefined;
