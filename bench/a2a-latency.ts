@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { a2aModule } from '../src/a2a/module.js';
@@ -100,10 +100,20 @@ async function bare(rx: Arrivals): Promise<number> {
   return at - t0;
 }
 
+/**
+ * Both SQLite writers: `inline` (the default) runs each COMMIT and its fsync on the event loop, so on a
+ * disk shared with other work every commit on the path also stalls the request, the relay and the
+ * engine; `thread` takes them off it (src/store/sqlite.ts). A CPU profile of the inline run put 21 % of
+ * the gateway's samples in COMMIT, more than anything but idle.
+ */
 export async function benchA2ALatency(): Promise<string[]> {
+  return [...(await latency('inline')), ...(await latency('thread'))];
+}
+
+async function latency(writer: 'inline' | 'thread'): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'sb-bench-a2a-lat-'));
   const rx = await receiver();
-  const db = new SqliteDb({ path: join(dir, 'a2a.db'), synchronous: 'full' });
+  const db = new SqliteDb({ path: join(dir, 'a2a.db'), synchronous: 'full', writer });
   await migrate(db, appMigrations());
   const config = parseConfig({
     data_dir: dir,
@@ -157,6 +167,7 @@ export async function benchA2ALatency(): Promise<string[]> {
     }
     // Alternating, so drift on the shared machine hits both alike.
     let cpuMicros = 0;
+    const commits0 = db.stats().commits;
     for (let i = 0; i < MESSAGES; i++) {
       const cpu = process.cpuUsage();
       ours.push(await send(i));
@@ -164,10 +175,11 @@ export async function benchA2ALatency(): Promise<string[]> {
       cpuMicros += used.user + used.system;
       base.push(await bare(rx));
     }
+    const commits = (db.stats().commits - commits0) / MESSAGES;
     const o = summarize(ours);
     const b = summarize(base);
     return [
-      `a2a: SendMessage → WORKING push, ${MESSAGES} messages one at a time (SQLite, synchronous=full)`,
+      `a2a: SendMessage → WORKING push, ${MESSAGES} messages one at a time (SQLite, synchronous=full, ${writer} writer; load ${loadavg()[0]!.toFixed(1)})`,
       line(
         'bare: spawn the process, POST the receiver',
         `p99 ${fmt(b.p99, 1)} ms`,
@@ -183,6 +195,7 @@ export async function benchA2ALatency(): Promise<string[]> {
         `${fmt(cpuMicros / 1000 / MESSAGES, 1)} ms`,
         'this process, every thread; the skill process not counted',
       ),
+      line('commits per message (to the COMPLETED push)', fmt(commits, 1), 'group commit merges some'),
     ];
   } finally {
     await server.stop();
