@@ -7,7 +7,7 @@ import { tasksPort } from '../tasks/port.js';
 import { budgetFactsPort } from './budgets.js';
 import { policyConfigShape } from './config.js';
 import { Breaker, BREAKER_SUBSCRIBER } from './breaker/breaker.js';
-import { breakersSchema } from './breaker/config.js';
+import { type BreakersConfig, breakersSchema } from './breaker/config.js';
 import type { PolicySource } from './load.js';
 import { gatePort, type IntentReader, planRecheckOf } from './port.js';
 import {
@@ -74,6 +74,7 @@ export function gateModule(opts: GateModuleOptions = {}): GateModule {
   let loadedOnce = false;
   let recheckOwner: ApprovalService | undefined;
   let watched = (): string[] => [];
+  let offBreakers: (() => void) | undefined;
 
   const ensure = (s: GateDeps): Parts => {
     if (parts) return parts;
@@ -157,8 +158,15 @@ export function gateModule(opts: GateModuleOptions = {}): GateModule {
       }
     },
     // The automatic breaker to read-only (breaker/breaker.ts): counts decisions and delivery failures.
+    // Its thresholds follow a config edit (SIGHUP, the file saved): `services.reloads` hands over the
+    // whole parsed config, and the next counted event is judged by it (breaker.test.ts, "reloads").
     subscribers(s) {
-      const breaker = new Breaker({ s, incidents: ensure(s).incidents, config: () => s.config.breakers });
+      let breakers: BreakersConfig = s.config.breakers;
+      offBreakers?.();
+      offBreakers = s.reloads.onReload((c) => {
+        breakers = (c as unknown as { breakers?: BreakersConfig }).breakers ?? breakers;
+      });
+      const breaker = new Breaker({ s, incidents: ensure(s).incidents, config: () => breakers });
       return [
         {
           name: BREAKER_SUBSCRIBER,
@@ -168,6 +176,8 @@ export function gateModule(opts: GateModuleOptions = {}): GateModule {
       ];
     },
     stop() {
+      offBreakers?.();
+      offBreakers = undefined;
       recheckOwner?.useRecheck?.(undefined);
       recheckOwner = undefined;
       watcher?.close();

@@ -1,4 +1,11 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ReloadHub } from '../../kernel/reload.js';
+import { configSpec } from '../../server/config.js';
+import { watchConfig } from '../../server/reload.js';
 import type { Envelope } from '../../envelope/index.js';
 import { notifyModule } from '../../notify/module.js';
 import { outboundPort } from '../../notify/port.js';
@@ -103,6 +110,55 @@ describe.each(await dialects())('the automatic breaker to read-only on %s', (dia
     await t!.services.relay.drain();
     expect(await events('agent.breaker.tripped')).toHaveLength(1);
     expect((await incidents()).freezes).toEqual([]);
+  });
+
+  it('reloads: the thresholds follow a config edit without a restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-breakers-'));
+    try {
+      await start({ agent: { side_effects: 10 } });
+      const file = join(dir, 'switchboard.yaml');
+      const watch = watchConfig({
+        path: file,
+        spec: configSpec([coreModule(), gateModule({ watch: false, sighup: false }), notifyModule()]),
+        serving: [],
+        hub: t!.services.reloads as ReloadHub,
+        logger: pino({ level: 'silent' }),
+        watch: false,
+        sighup: false,
+      });
+      try {
+        for (let i = 0; i < 3; i++) expect(await decide('Bash', { command: `make a-${i}` })).toBe('allow');
+        await t!.services.relay.drain();
+        expect(await events('agent.breaker.tripped')).toHaveLength(0);
+
+        // A broken edit changes nothing: the serving thresholds stay.
+        writeFileSync(file, 'breakers:\n  agent: { window_seconds: 60 }\n');
+        expect(watch.reload('manual').kind).toBe('rejected');
+        expect(await decide('Bash', { command: 'make a-3' })).toBe('allow');
+        await t!.services.relay.drain();
+        expect(await events('agent.breaker.tripped')).toHaveLength(0);
+
+        // Lowered to 2 while serving: the next side effect (the sixth in the window) trips it.
+        writeFileSync(file, 'breakers:\n  agent: { side_effects: 2 }\n');
+        expect(watch.reload('manual').kind).toBe('loaded');
+        expect(await decide('Bash', { command: 'make a-4' })).toBe('allow');
+        await t!.services.relay.drain();
+        const [tripped] = await events('agent.breaker.tripped');
+        expect(tripped?.redacted_summary).toMatchObject({ metric: 'side_effects', observed: 5, limit: 2 });
+
+        // Removed: no breaker at all after the unfreeze.
+        writeFileSync(file, 'rules: []\n');
+        expect(watch.reload('manual').kind).toBe('loaded');
+        expect((await post('/v1/incidents/unfreeze', { agent: 'bot' }, 'admin')).status).toBe(200);
+        for (let i = 0; i < 5; i++) expect(await decide('Bash', { command: `make b-${i}` })).toBe('allow');
+        await t!.services.relay.drain();
+        expect(await events('agent.breaker.tripped')).toHaveLength(1);
+      } finally {
+        watch.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('counts only inside the window', async () => {
