@@ -37,11 +37,13 @@ export type CapabilityFailure =
   | 'TENANT_MISMATCH'
   | 'TASK_MISMATCH'
   | 'REVISION_MISMATCH'
-  | 'REVOKED';
+  | 'REVOKED'
+  | 'FROZEN';
 
 export type CapabilityCheck =
   | { ok: true; claims: CapabilityClaims }
-  | { ok: false; reason: CapabilityFailure };
+  /** `detail`: the freeze's reason for `FROZEN` (a breaker's names its figures). */
+  | { ok: false; reason: CapabilityFailure; detail?: string };
 
 /** HS256 needs a key at least as long as its output (RFC 7518 §3.2). */
 export const MIN_CAPABILITY_KEY_BYTES = 32;
@@ -99,6 +101,12 @@ export interface CheckCapabilityOptions {
 export interface VerifyCapabilityOptions extends CheckCapabilityOptions {
   /** Revocation by capability id, task, agent or tenant: the claims say which apply. */
   isRevoked?: (claims: CapabilityClaims) => boolean | Promise<boolean>;
+  /**
+   * The freeze in force over the claims' agent or tenant, when the capability's tool writes: its reason.
+   * A capability minted before a freeze (a person's, or a breaker's trip) stops working for side
+   * effects at once, not when it expires (issue 20 point 3).
+   */
+  frozen?: (claims: CapabilityClaims) => Promise<string | undefined>;
 }
 
 /** Signature, expiry and binding; everything but revocation, which needs the store. */
@@ -134,14 +142,16 @@ export function checkCapability(token: string, opts: CheckCapabilityOptions): Ca
   return { ok: true, claims };
 }
 
-/** `checkCapability`, then revocation last: it is the only step that may touch the store. */
+/** `checkCapability`, then revocation and freezes last: they are the only steps that touch the store. */
 export async function verifyCapability(
   token: string,
   opts: VerifyCapabilityOptions,
 ): Promise<CapabilityCheck> {
   const checked = checkCapability(token, opts);
-  if (!checked.ok || !opts.isRevoked) return checked;
-  return (await opts.isRevoked(checked.claims)) ? fail('REVOKED') : checked;
+  if (!checked.ok) return checked;
+  if (opts.isRevoked && (await opts.isRevoked(checked.claims))) return fail('REVOKED');
+  const frozen = await opts.frozen?.(checked.claims);
+  return frozen === undefined ? checked : { ok: false, reason: 'FROZEN', detail: frozen };
 }
 
 const headers = new Map<string, string>();

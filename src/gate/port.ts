@@ -193,6 +193,16 @@ export interface GateService {
    * launches and notify sends nothing for a frozen agent or tenant (docs/policy.md, incidents).
    */
   frozen?(agent: string | null): Promise<boolean>;
+  /**
+   * A capability already issued, checked where it is about to be used: signature, expiry, the plan,
+   * revocation, and a freeze over its agent or tenant when its tool is not read-only (`FROZEN`, with the
+   * freeze's reason in `detail`). Reach checks an approval's capability with it before the run.
+   */
+  verifyIssued?(c: {
+    token: string;
+    plan: { tool: string; action?: string | null; resource?: string | null; input: Record<string, unknown> };
+    expect?: { tenant?: string; task?: string | null };
+  }): Promise<{ ok: true } | { ok: false; reason: string; detail?: string }>;
 }
 
 /**

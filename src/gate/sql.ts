@@ -69,6 +69,16 @@ export function selectFreezeOf(tenant: string, agent: string): Sql {
   };
 }
 
+/** The freeze over a tenant or one of its agents, the tenant's first: what a refusal names. */
+export function selectFreezeReasonOf(tenant: string, agent: string): Sql {
+  return {
+    text: `SELECT scope, value, frozen_by, reason FROM freezes
+             WHERE (scope = 'tenant' AND value = $1) OR (scope = 'agent' AND value = $2)
+             ORDER BY scope DESC LIMIT 1`,
+    values: [tenant, agent],
+  };
+}
+
 export function selectFreezes(): Sql {
   return {
     text: 'SELECT scope, value, frozen_at, frozen_by, reason FROM freezes ORDER BY frozen_at, scope, value',

@@ -172,6 +172,42 @@ describe('the guard', () => {
     });
   });
 
+  it('refuses an approved write whose agent was frozen after the approval, and runs a new one after the unfreeze', async () => {
+    const admin = (path: string, body: unknown) =>
+      r.t.app.request(path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth('admin') },
+        body: JSON.stringify(body),
+      });
+    const approve = async (request_id: string) => {
+      const first = await r.touch({ request_id, tool_name: 'ticket.close', params: { id: 9 } });
+      const id = (first.body.error as { details: { approval_id: string } }).details.approval_id;
+      const decided = await r.t.app.request(`/v1/approvals/${id}/decision`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth('approver') },
+        body: JSON.stringify({ decision: 'approve' }),
+      });
+      expect(decided.status).toBe(200);
+    };
+    const request_id = `frozen-${randomBytes(4).toString('hex')}`;
+    await approve(request_id);
+    // The approval's capability was minted before the freeze (a breaker's trip freezes the same way).
+    expect((await admin('/v1/incidents/freeze', { agent: 'bot', reason: 'breaker drill' })).status).toBe(200);
+    const refused = await r.touch({ request_id, tool_name: 'ticket.close', params: { id: 9 } });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({
+      code: 'DENIED',
+      details: { reason_code: 'FROZEN_READ_ONLY' },
+    });
+    expect((refused.body.error as { message: string }).message).toContain('(breaker drill)');
+
+    expect((await admin('/v1/incidents/unfreeze', { agent: 'bot' })).status).toBe(200);
+    const again = `thawed-${randomBytes(4).toString('hex')}`;
+    await approve(again);
+    const done = await r.touch({ request_id: again, tool_name: 'ticket.close', params: { id: 9 } });
+    expect(done.body).toMatchObject({ ok: true, data: { changes: 1 } });
+  });
+
   it('refuses an approved-then-rejected write', async () => {
     const request_id = `close-${randomBytes(4).toString('hex')}`;
     const first = await r.touch({ request_id, tool_name: 'ticket.close', params: { id: 9 } });

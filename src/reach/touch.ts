@@ -496,6 +496,27 @@ export class Reach {
         'APPROVAL_RECHECK_DENIED',
         `${tool.name} was approved, but the policy in force no longer allows it`,
       );
+    // The approval's capability is checked where it is used: one minted before a freeze (a breaker's
+    // trip) or a revocation no longer runs a side effect (issue 20 point 3; reach/frozen.test.ts).
+    const gate = this.d.gate();
+    if (view.capability && gate?.verifyIssued) {
+      const intent = intentOf(tool, params, c);
+      const checked = await gate.verifyIssued({
+        token: view.capability.token,
+        plan: {
+          tool: intent.tool,
+          action: intent.action ?? null,
+          resource: intent.resource ?? null,
+          input: intent.input,
+        },
+      });
+      if (!checked.ok)
+        return refusal(
+          'DENIED',
+          checked.reason === 'FROZEN' ? 'FROZEN_READ_ONLY' : `CAPABILITY_${checked.reason}`,
+          `${tool.name} was approved, but its capability no longer holds: ${checked.detail ?? checked.reason}`,
+        );
+    }
     const claimed = await this.d.db.query(
       q.markRunning(this.d.tenant, row.caller, row.request_id, this.d.now() + timeoutMs, this.d.now()),
     );

@@ -161,6 +161,57 @@ describe.each(await dialects())('the automatic breaker to read-only on %s', (dia
     }
   });
 
+  it('a trip stops capabilities minted before it for side effects; reads go on, and after the unfreeze new ones work', async () => {
+    await start({ agent: { side_effects: 1 } });
+    const grant = async (tool: string, input: Record<string, unknown>) => {
+      const res = await post('/v1/gate/evaluate', { tool, input });
+      const d = (await res.json()) as { decision: string; capability?: { token: string } };
+      expect(d.decision).toBe('allow');
+      return d.capability!.token;
+    };
+    const verify = async (token: string, tool: string, input: Record<string, unknown>) =>
+      (await (await post('/v1/capabilities/verify', { token, plan: { tool, input } })).json()) as {
+        valid: boolean;
+        reason?: string;
+        detail?: string;
+      };
+    const write = await grant('Bash', { command: 'make a' });
+    const read = await grant('Read', { file_path: '/tmp/a' });
+    expect((await verify(write, 'Bash', { command: 'make a' })).valid).toBe(true);
+
+    expect(await decide('Bash', { command: 'make b' })).toBe('allow');
+    await t!.services.relay.drain();
+    expect(await events('agent.breaker.tripped')).toHaveLength(1);
+
+    const refused = await verify(write, 'Bash', { command: 'make a' });
+    expect(refused).toMatchObject({ valid: false, reason: 'FROZEN' });
+    expect(refused.detail).toBe(
+      'agent bot is frozen to read-only by breaker (breaker: 2 side effects in 60 s (limit 1)); switchboard incidents unfreeze --agent bot lifts it',
+    );
+    expect((await verify(read, 'Read', { file_path: '/tmp/a' })).valid).toBe(true);
+
+    expect((await post('/v1/incidents/unfreeze', { agent: 'bot' }, 'admin')).status).toBe(200);
+    const fresh = await grant('Bash', { command: 'make c' });
+    expect((await verify(fresh, 'Bash', { command: 'make c' })).valid).toBe(true);
+  });
+
+  it('a tenant freeze by a person stops the capabilities already issued to its agents', async () => {
+    await start({});
+    const res = await post('/v1/gate/evaluate', { tool: 'Bash', input: { command: 'make' } });
+    const { capability } = (await res.json()) as { capability: { token: string } };
+    const tenant = t!.services.config.tenant.id;
+    expect((await post('/v1/incidents/freeze', { tenant, reason: 'audit' }, 'admin')).status).toBe(200);
+    const v = await post('/v1/capabilities/verify', {
+      token: capability.token,
+      plan: { tool: 'Bash', input: { command: 'make' } },
+    });
+    expect(await v.json()).toMatchObject({
+      valid: false,
+      reason: 'FROZEN',
+      detail: expect.stringContaining('(audit)'),
+    });
+  });
+
   it('counts only inside the window', async () => {
     await start({ agent: { side_effects: 2, window_seconds: 60 } });
     for (let i = 0; i < 2; i++) expect(await decide('Bash', { command: `make ${i}` })).toBe('allow');

@@ -104,6 +104,19 @@ export class IncidentStore {
     return rows.length > 0;
   }
 
+  /** The freeze over the tenant or the agent named, as a refusal says it; undefined when neither is frozen. */
+  async freezeReason(tenant: string, agent: string | null): Promise<string | undefined> {
+    const [row] = await this.db.query<{
+      scope: string;
+      value: string;
+      frozen_by: string;
+      reason: string | null;
+    }>(q.selectFreezeReasonOf(tenant, agent ?? ''));
+    if (!row) return undefined;
+    const lift = `switchboard incidents unfreeze --${row.scope} ${row.value}`;
+    return `${row.scope} ${row.value} is frozen to read-only by ${row.frozen_by}${row.reason ? ` (${row.reason})` : ''}; ${lift} lifts it`;
+  }
+
   async list(): Promise<{ freezes: Freeze[]; revocations: Revocation[] }> {
     const freezes = await this.db.query<FreezeRow>(q.selectFreezes());
     const revocations = await this.db.query<RevocationRow>(q.selectRecentRevocations(LISTED_REVOCATIONS));

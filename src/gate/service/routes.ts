@@ -6,8 +6,7 @@ import { readJson } from '../../kernel/body.js';
 import type { App } from '../../kernel/module.js';
 import type { GateDeps } from '../module.js';
 import type { GateIntent, IntentReader } from '../../gate/port.js';
-import { verifyCapability } from '../capability.js';
-import { DEFAULT_CLOCK_SKEW_SECONDS, GATE_RUNTIMES } from '../config.js';
+import { GATE_RUNTIMES } from '../config.js';
 import { TOOL_KINDS } from '../kinds.js';
 import type { CapabilitySigner } from '../types.js';
 import type { PolicyHolder } from './holder.js';
@@ -101,21 +100,14 @@ export function gateRoutes(app: App, s: GateDeps, d: GateRouteDeps): void {
 
   app.post('/v1/capabilities/verify', requireRole(s.keys, 'admin', 'agent', 'approver'), async (c) => {
     const body = await readJson(c, verifyBodySchema, s.config.server.body_limit_bytes);
-    const signer = d.signer();
     const expect: { tenant?: string; task?: string | null } = {};
     if (body.expect?.tenant !== undefined) expect.tenant = body.expect.tenant;
     if (body.expect?.task !== undefined) expect.task = body.expect.task;
-    const incidents = d.incidents();
-    const checked = await verifyCapability(body.token, {
-      keys: signer?.keys ?? [],
-      plan: body.plan,
-      now: new Date(s.now()),
-      clock_skew_seconds: d.holder.current()?.options.clock_skew_seconds ?? DEFAULT_CLOCK_SKEW_SECONDS,
-      expect,
-      isRevoked: (claims) => incidents.isRevoked(claims),
-    });
+    const checked = await d.gate().verifyIssued({ token: body.token, plan: body.plan, expect });
     return c.json(
-      checked.ok ? { valid: true, claims: checked.claims } : { valid: false, reason: checked.reason },
+      checked.ok
+        ? { valid: true, claims: checked.claims }
+        : { valid: false, reason: checked.reason, ...(checked.detail ? { detail: checked.detail } : {}) },
     );
   });
 

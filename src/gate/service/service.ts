@@ -20,6 +20,8 @@ import { DEFAULT_EVENT_TYPE, type Evaluation, evaluateWithTrace } from '../evalu
 import type { CapabilitySigner, GateContext as EngineContext, Intent, TaskFacts } from '../types.js';
 import type { PolicyHolder } from './holder.js';
 import type { IncidentStore } from './incidents-store.js';
+import { checkIssued, type IssuedCheck } from './verify.js';
+import type { CapabilityCheck } from '../capability.js';
 import { actionText, decisionEvents } from './record.js';
 import { compileDraft, runShadow } from './shadow.js';
 import type { HistoryStore } from './history-store.js';
@@ -105,6 +107,11 @@ export class Gate implements GateService {
   /** Whether the tenant, or the agent named, is frozen (`switchboard incidents freeze`). */
   frozen(agent: string | null): Promise<boolean> {
     return this.d.incidents.isFrozen(this.d.s.config.tenant.id, agent);
+  }
+
+  /** A capability already issued, checked before it is used: revoked and frozen ones fail (verify.ts). */
+  verifyIssued(c: IssuedCheck): Promise<CapabilityCheck> {
+    return checkIssued({ ...this.d, now: this.d.s.now }, c);
   }
 
   async simulate(asked: GateIntent, principal: Principal): Promise<Simulation> {
