@@ -6,11 +6,30 @@ import { envName, httpUrl, JSON_HEADERS, requireSecret } from '../http.js';
 import { plainText, sanitize } from '../text.js';
 import { truncate } from '../../text/index.js';
 
+/** Where `status_url` puts the delivery's event id (the `webhook-id` of the send). */
+export const STATUS_URL_PLACEHOLDER = '{event_id}';
+
+const statusUrl = z
+  .string()
+  .max(2000)
+  .refine((u) => u.includes(STATUS_URL_PLACEHOLDER), {
+    message: `must contain ${STATUS_URL_PLACEHOLDER}, where the event id of the delivery goes`,
+  })
+  .refine((u) => httpUrl.safeParse(u.replaceAll(STATUS_URL_PLACEHOLDER, 'evt_x')).success, {
+    message: 'must be an absolute http:// or https:// URL without credentials',
+  });
+
 export const webhookConfig = z.strictObject({
   type: z.literal('webhook'),
   url: httpUrl,
   /** `whsec_<base64>` (Standard Webhooks); the receiver verifies `webhook-signature` with it. */
   secret_env: envName,
+  /**
+   * The receiver's status URL, `{event_id}` replaced by the delivery's event id: a send whose answer
+   * never came is asked about there (signed like the send) before it is sent again
+   * (docs/channels.md, "Status URL"; src/delivery/reconcile/webhook.ts).
+   */
+  status_url: statusUrl.optional(),
 });
 export type WebhookConfig = z.infer<typeof webhookConfig>;
 

@@ -94,3 +94,21 @@ describe('webhook against a Standard Webhooks consumer', () => {
     });
   });
 });
+
+describe('webhook status_url', () => {
+  const parse = (status_url: string) =>
+    webhook.configSchema.safeParse({
+      type: 'webhook',
+      url: 'https://example.com/hook',
+      secret_env: 'HOOK_SECRET',
+      status_url,
+    });
+  it('takes a URL template with {event_id}, and refuses one without it or with credentials', () => {
+    expect(parse('https://example.com/deliveries/{event_id}').success).toBe(true);
+    const missing = parse('https://example.com/deliveries');
+    expect(missing.success).toBe(false);
+    expect(JSON.stringify(missing.error?.issues)).toContain('must contain {event_id}');
+    expect(parse('https://user:pw@example.com/{event_id}').success).toBe(false);
+    expect(parse('ftp://example.com/{event_id}').success).toBe(false);
+  });
+});

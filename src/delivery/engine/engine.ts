@@ -14,6 +14,7 @@ import { attemptDelivery } from './attempt.js';
 import { deliveryKey, receiptOf } from './effects.js';
 import type { EffectsPort } from '../../effects/port.js';
 import {
+  asksFirst,
   DEDUP_CHANNEL_TYPES,
   type Finished,
   errorOf,
@@ -329,7 +330,14 @@ export class DeliveryEngine {
             this.o.random ?? Math.random,
           )
         : outcome;
-    return { row: p.row, attempt, result, outcome: kept, ...(providerId ? { providerId } : {}) };
+    return {
+      row: p.row,
+      attempt,
+      result,
+      outcome: kept,
+      ...(providerId ? { providerId } : {}),
+      ...(asksFirst(p.config) ? { askFirst: true } : {}),
+    };
   }
 
   /** Rows, endpoint states and attempt events of a batch, in one transaction. */

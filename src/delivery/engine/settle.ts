@@ -20,6 +20,17 @@ export interface Finished {
   result: SendResult;
   outcome: Outcome;
   providerId?: string;
+  /** The destination can be asked about a send (a webhook's `status_url`): an unknown one is asked first. */
+  askFirst?: boolean;
+}
+
+/** Whether a channel's parsed config names a way to ask its receiver about a send (`status_url`). */
+export function asksFirst(config: unknown): boolean {
+  return (
+    typeof config === 'object' &&
+    config !== null &&
+    typeof (config as Record<string, unknown>)['status_url'] === 'string'
+  );
 }
 
 /** The row's next status and the attempt's event. */
@@ -46,8 +57,9 @@ export function settle(f: Finished): { status: q.DeliveryStatus; event: Envelope
       status = 'dead';
       break;
     case 'unknown':
-      if (!DEDUP_CHANNEL_TYPES.includes(f.row.channel_type)) {
-        // The provider may have posted it; a person decides rather than a blind second post.
+      if (f.askFirst || !DEDUP_CHANNEL_TYPES.includes(f.row.channel_type)) {
+        // The provider may have posted it: the reconciler asks (a webhook's status URL, a chat's
+        // history) and a person decides what it cannot settle, rather than a blind second post.
         status = 'reconcile';
         delete data['next_at'];
         data['reconcile'] = true;

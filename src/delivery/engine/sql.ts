@@ -255,7 +255,8 @@ export function countByStatus(): Sql {
 
 /**
  * Deliveries in `reconcile` the reconciler may ask about now: unknown for at least `settledBefore`
- * (a message takes a moment to show in a channel's history), under the check cap, due.
+ * (a message takes a moment to show in a channel's history), under the check cap, due; with the checks
+ * made so far, which the next one's backoff is computed from.
  */
 export function selectReconcilable(
   now: number,
@@ -264,7 +265,7 @@ export function selectReconcilable(
   limit: number,
 ): Sql {
   return {
-    text: `SELECT ${COLUMNS} FROM deliveries
+    text: `SELECT ${COLUMNS}, reconcile_checks FROM deliveries
 WHERE status = 'reconcile' AND reconcile_checks < $3 AND updated_at <= $2
   AND (reconcile_next_at IS NULL OR reconcile_next_at <= $1)
 ORDER BY updated_at, id LIMIT $4`,

@@ -1,8 +1,16 @@
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { effectsModule, type EffectsModule } from '../../effects/module.js';
 import type { Module } from '../../kernel/module.js';
 import { dialects } from '../../store/testing.js';
-import { type Harness, type Hit, harness, type ScriptedReceiver, startScriptedReceiver } from '../testing.js';
+import {
+  type Harness,
+  type Hit,
+  harness,
+  SECRET,
+  type ScriptedReceiver,
+  startScriptedReceiver,
+} from '../testing.js';
 
 /**
  * Issue 20 point 2: a chat send whose answer never came is reconciled by asking the provider (a local
@@ -79,6 +87,43 @@ function slackAnswer(hit: Hit, posted: Posted[], mode: { post: 'hang' | 'ok' | '
   };
 }
 
+/**
+ * A Standard Webhooks receiver with the status URL docs/channels.md documents: every request (the
+ * POST and the status GET over an empty body) is verified with the reference library, and
+ * `GET /deliveries/<event_id>` answers `{ event_id, status: "received", id }` for an event it has, 404
+ * for one it never got (or `hook.status` when a test wants another answer).
+ */
+function webhookAnswer(
+  hit: Hit,
+  received: Map<string, string>,
+  hook: { post: 'hang' | 'ok' | 'lost'; status?: number },
+) {
+  try {
+    new Webhook(SECRET).verify(hit.url === '/hook' ? hit.body : '', hit.headers);
+  } catch {
+    return { kind: 'answer' as const, status: 401, body: JSON.stringify({ error: 'bad signature' }) };
+  }
+  const id = hit.headers['webhook-id'] ?? '';
+  if (hit.url === '/hook') {
+    if (hook.post !== 'lost' && !received.has(id)) received.set(id, `rcv_${received.size + 1}`);
+    return hook.post === 'ok' ? { kind: 'answer' as const, status: 204 } : { kind: 'hang' as const };
+  }
+  const url = new URL(hit.url, 'http://x');
+  const asked = decodeURIComponent(url.pathname.slice('/deliveries/'.length));
+  // The signature binds the question to the event: a GET for another id than it signs is refused.
+  if (asked !== id || url.searchParams.get('view') !== 'status')
+    return { kind: 'answer' as const, status: 400, body: '{}' };
+  if (hook.status !== undefined) return { kind: 'answer' as const, status: hook.status, body: '{}' };
+  const rcv = received.get(asked);
+  return rcv
+    ? {
+        kind: 'answer' as const,
+        status: 200,
+        body: JSON.stringify({ event_id: asked, status: 'received', id: rcv }),
+      }
+    : { kind: 'answer' as const, status: 404, body: JSON.stringify({ error: 'unknown event' }) };
+}
+
 describe.each(await dialects())('the reconciler on %s', (dialect) => {
   let rx: ScriptedReceiver;
   let h: Harness;
@@ -86,11 +131,16 @@ describe.each(await dialects())('the reconciler on %s', (dialect) => {
   const posted: Posted[] = [];
   const mode: { post: 'hang' | 'ok' | 'lost' } = { post: 'hang' };
   let feishuSends = 0;
+  /** The webhook receiver: event ids it has, how it answers a POST and its status URL. */
+  const received = new Map<string, string>();
+  const hook: { post: 'hang' | 'ok' | 'lost'; status?: number } = { post: 'hang' };
 
   beforeAll(async () => {
     rx = await startScriptedReceiver();
     rx.script = (hit) => {
       if (hit.url.startsWith('/api/')) return slackAnswer(hit, posted, mode);
+      if (hit.url === '/hook' || hit.url.startsWith('/deliveries/'))
+        return webhookAnswer(hit, received, hook);
       if (hit.url === '/open-apis/auth/v3/tenant_access_token/internal')
         return {
           kind: 'answer',
@@ -120,6 +170,12 @@ describe.each(await dialects())('the reconciler on %s', (dialect) => {
           api_url: `${rx.url}/api/chat.postMessage`,
         },
         hooked: { type: 'slack', url: `${rx.url}/api/hook` },
+        receiver: {
+          type: 'webhook',
+          url: `${rx.url}/hook`,
+          secret_env: 'HOOK_SECRET',
+          status_url: `${rx.url}/deliveries/{event_id}?view=status`,
+        },
         tg: { type: 'telegram', token_env: 'TG_BOT', chat_id: 42, api_url: rx.url },
         lark: {
           type: 'feishu',
@@ -127,7 +183,7 @@ describe.each(await dialects())('the reconciler on %s', (dialect) => {
         },
       },
       module: {
-        env: { SLACK_BOT: SLACK_TOKEN, TG_BOT: '123:abc', FS_SECRET: 'fs-secret' },
+        env: { SLACK_BOT: SLACK_TOKEN, TG_BOT: '123:abc', FS_SECRET: 'fs-secret', HOOK_SECRET: SECRET },
         reconcile: { afterMs: 0, maxChecks: 3 },
       },
       modules: [effects as Module],
@@ -139,6 +195,8 @@ describe.each(await dialects())('the reconciler on %s', (dialect) => {
   });
   beforeEach(() => {
     mode.post = 'hang';
+    hook.post = 'hang';
+    delete hook.status;
   });
 
   async function unknownDelivery(destination: string) {
@@ -230,5 +288,46 @@ describe.each(await dialects())('the reconciler on %s', (dialect) => {
     expect(await h.delivery.reconciler()!.tick()).toMatchObject({ unsettled: 1 });
     expect(await effectOf(d.id)).toMatchObject({ status: 'unsettled' });
     expect((await effectOf(d.id))?.detail).toContain('incoming webhook');
+  });
+  it('asks a webhook receiver its status URL, signed, and settles a send it received as delivered', async () => {
+    const d = await unknownDelivery('receiver');
+    const posts = () => rx.hits.filter((x) => x.url === '/hook');
+    expect(posts()).toHaveLength(1);
+    expect(await h.delivery.reconciler()!.tick()).toMatchObject({ found: 1 });
+    expect((await h.rows()).find((r) => r.id === d.id)!.status).toBe('succeeded');
+    expect(posts()).toHaveLength(1);
+    const asked = rx.hits.filter((x) => x.url.startsWith('/deliveries/')).at(-1)!;
+    expect(asked.url).toBe(`/deliveries/${d.eventId}?view=status`);
+    expect(asked.headers['webhook-id']).toBe(d.eventId);
+    expect(await effectOf(d.id)).toMatchObject({ status: 'done', provider_id: received.get(d.eventId) });
+  });
+
+  it('sends again, with the same webhook-id, a webhook its receiver answers 404 for', async () => {
+    hook.post = 'lost';
+    const d = await unknownDelivery('receiver');
+    hook.post = 'ok';
+    expect(await h.delivery.reconciler()!.tick()).toMatchObject({ resent: 1 });
+    expect((await effectOf(d.id))?.status).toBe('resendable');
+    await h.drain();
+    expect((await h.rows()).find((r) => r.id === d.id)!.status).toBe('succeeded');
+    const sends = rx.hits.filter((x) => x.url === '/hook' && x.headers['webhook-id'] === d.eventId);
+    expect(sends).toHaveLength(2);
+    expect(received.has(d.eventId)).toBe(true);
+  });
+
+  it('asks a webhook status URL again after a 503, and leaves a 403 to a person', async () => {
+    const d = await unknownDelivery('receiver');
+    hook.status = 503;
+    expect(await h.delivery.reconciler()!.tick()).toMatchObject({ later: 1 });
+    hook.status = 403;
+    await h.services.db.query({
+      text: 'UPDATE deliveries SET reconcile_next_at = NULL WHERE id = $1',
+      values: [d.id],
+    });
+    expect(await h.delivery.reconciler()!.tick()).toMatchObject({ unsettled: 1 });
+    const row = (await h.rows()).find((r) => r.id === d.id)!;
+    expect(row.status).toBe('reconcile');
+    expect(row.last_error).toBe('reconcile: webhook status: HTTP 403');
+    expect(await effectOf(d.id)).toMatchObject({ status: 'unsettled' });
   });
 });

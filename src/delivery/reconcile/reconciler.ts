@@ -11,6 +11,7 @@ import * as q from '../engine/sql.js';
 import type { Finding, Lookup, LookupDeps } from './lookup.js';
 import { feishuLookup, telegramLookup } from './others.js';
 import { slackLookup } from './slack.js';
+import { webhookLookup } from './webhook.js';
 
 /**
  * The reconciler (issue 20 point 2; seed 001: "未知 effect 是否执行 — 停止盲重试，查询下游 receipt 或进入
@@ -18,8 +19,9 @@ import { slackLookup } from './slack.js';
  * leave it to a person, this asks the system of record, per channel kind (`LOOKUPS`), through the egress
  * guard, and settles the row: found → `succeeded`; absent, or safe to send again → `pending`; nothing to
  * ask, or no answer that settles it → left in `reconcile` for a person (the effect `unsettled`, on the
- * takeover queue). Webhooks and A2A pushes never come here: their receivers de-duplicate, so they are
- * simply retried. Each verdict is one `integration.delivery.reconciled` event and the effect's receipt,
+ * takeover queue). A webhook comes here only when its channel names a `status_url` (its receiver
+ * then says whether it has the event; without one it de-duplicates and is simply retried, as A2A
+ * pushes are). Each verdict is one `integration.delivery.reconciled` event and the effect's receipt,
  * in one transaction.
  */
 
@@ -27,6 +29,7 @@ export const LOOKUPS: Readonly<Record<string, Lookup>> = {
   slack: slackLookup,
   feishu: feishuLookup,
   telegram: telegramLookup,
+  webhook: webhookLookup,
 };
 
 export const RECONCILE_DEFAULTS = {
