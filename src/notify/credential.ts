@@ -9,10 +9,34 @@ import { prefix as cut } from '../text/index.js';
 /** Subscriber names key the inbox: renaming one makes it see old events again. */
 export const CREDENTIAL_SUBSCRIBER = 'notify.credential-revoked';
 
-/** The alert when a source's credential was refused by the provider (docs/ingress-sources.md, "Binding"). */
+/**
+ * The alert when the provider refused a credential: a source's (ingress re-read; docs/ingress-sources.md,
+ * "Binding") or a channel's (a send; docs/delivery.md, "Revoked channels").
+ */
 export function credentialDraft(summary: Record<string, unknown>, locale: Locale): Draft {
-  const source = String(summary.source ?? '');
   const reason = String(summary.reason ?? '');
+  if (typeof summary.channel === 'string') {
+    const channel = summary.channel;
+    const fix = String(summary.fix ?? '');
+    return {
+      kind: 'alert',
+      stage: 'blocked',
+      severity: 'critical',
+      title: `channel ${channel}`,
+      summary: cut(
+        locale === 'zh'
+          ? `通道 ${channel} 的凭据已被提供方吊销：不再向它发送`
+          : `Channel ${channel}: its credential was revoked at the provider; nothing is sent to it`,
+        120,
+      ),
+      detail:
+        locale === 'zh'
+          ? `${reason}\n修复：${fix}；之后用 switchboard dlq replay 重放失败的投递。`
+          : `${reason}\nFix: ${fix}; then switchboard dlq replay the deliveries that failed meanwhile.`,
+      locale,
+    };
+  }
+  const source = String(summary.source ?? '');
   return {
     kind: 'alert',
     stage: 'blocked',
@@ -44,7 +68,20 @@ export async function announceCredential(
     services.db,
     CREDENTIAL_SUBSCRIBER,
     event.event_id,
-    (tx) => n.dispatch(tx, draft, event, 'high', ''),
+    // A revoked channel's alert goes through the others (the one revoked would refuse it).
+    (tx) =>
+      n.dispatch(
+        tx,
+        draft,
+        event,
+        'high',
+        '',
+        {},
+        undefined,
+        typeof event.redacted_summary['channel'] === 'string'
+          ? [event.redacted_summary['channel']]
+          : undefined,
+      ),
     services.now(),
   );
 }

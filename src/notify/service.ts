@@ -177,15 +177,27 @@ export class Notifier {
     extra: Record<string, unknown> = {},
     /** A resumable task's session: each channel's message gets its own signed "Reply" link to it. */
     reply?: ReplyTarget,
+    /**
+     * Channels this message must not go to (one whose credential was just revoked). When the routes
+     * leave no other, it goes to every other configured channel: the owner must hear of it somewhere.
+     */
+    avoid?: readonly string[],
   ): Promise<DispatchOutcome> {
-    const targets = selectChannels(this.routes, {
+    const routed = selectChannels(this.routes, {
       stage: draft.stage,
       severity: draft.severity,
       task: draft.task?.id ?? '',
       agent: draft.agent ?? '',
       owner,
       kind: draft.kind,
-    }).filter((t) => this.channels.has(t.channel));
+    }).filter((t) => this.channels.has(t.channel) && !avoid?.includes(t.channel));
+    const targets =
+      routed.length > 0 || !avoid
+        ? routed
+        : [...this.channels]
+            .filter((c) => !avoid.includes(c))
+            .sort()
+            .map((channel) => ({ channel, fallback: [], fallback_after: 1 }));
     if (targets.length === 0) {
       const event = await this.suppressed(tx, cause, 'no_route', [cause.event_id], {
         stage: draft.stage,

@@ -128,6 +128,14 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   },
   'GET /v1/deliveries': { summary: 'outbound deliveries and dead letters', who: 'admin' },
   'POST /v1/deliveries/replay': { summary: 'replay dead letters', who: 'admin', body: replayBodySchema },
+  'GET /v1/deliveries/channels': {
+    summary: "each channel's credential state: ok, or revoked at the provider (with why, since and the fix)",
+    who: 'admin',
+  },
+  'POST /v1/deliveries/channels/:name/restore': {
+    summary: "lift a channel's revoked mark (after fixing its credential)",
+    who: 'admin',
+  },
   'GET /v1/effects': {
     summary: 'side effects and their receipts (?status=unsettled: what waits for a person)',
     who: 'admin',

@@ -26,6 +26,13 @@ import {
 } from './settle.js';
 import { admitGroup, breakerLevel, type EndpointState, parseEndpoint, recordGroup } from './endpoint.js';
 import type { DeliveryMetrics } from './metrics.js';
+import {
+  credentialFingerprint,
+  restoredEvent,
+  revocationOf,
+  revokedEvent,
+  revokedRefusal,
+} from './revoked.js';
 import * as q from './sql.js';
 import { prefix } from '../../text/index.js';
 
@@ -210,6 +217,7 @@ export class DeliveryEngine {
   private async claim(now: number): Promise<{ prepared: Prepared[]; full: boolean }> {
     const channels = this.o.channels();
     const refused: Finished[] = [];
+    const restored: EnvelopeInput[] = [];
     let full = false;
     const prepared = await this.o.db.tx(async (tx) => {
       const lease = now + this.leaseMs;
@@ -220,6 +228,15 @@ export class DeliveryEngine {
       }
       full = rows.length >= this.batchSize;
       const ready: Prepared[] = [];
+      // Channels whose credential the provider refused (revoked.ts): a tiny table, read per claimed batch.
+      const marks = new Map(
+        rows.length === 0
+          ? []
+          : (await tx.query<q.ChannelCredentialRow>(q.selectRevokedChannels())).map((m) => [
+              m.destination,
+              m,
+            ]),
+      );
       const byDest = new Map<string, q.DeliveryRow[]>();
       for (const row of rows) {
         const list = byDest.get(row.destination) ?? [];
@@ -229,6 +246,18 @@ export class DeliveryEngine {
       // Sorted, so two engines lock endpoints in the same order and never deadlock.
       for (const dest of [...byDest.keys()].sort()) {
         const group = byDest.get(dest) ?? [];
+        const mark = marks.get(dest);
+        const marked = mark ? channels[dest] : undefined;
+        if (mark && marked) {
+          if (credentialFingerprint(marked, this.o.secret) === mark.fingerprint) {
+            // Revoked at the provider: fail fast with the fix, rather than repeat the refusal.
+            for (const row of group) refused.push(refusal(row, revokedRefusal(dest, mark)));
+            continue;
+          }
+          // The credential changed since it was refused (a restart, a reload): try it again.
+          if ((await tx.query(q.clearChannelRevoked(dest))).length > 0)
+            restored.push(restoredEvent(dest, mark.since, 'credential_changed'));
+        }
         const state = await this.loadEndpoint(tx, dest, now);
         const { state: next, verdicts } = admitGroup(state, group.length, now, this.o.policies);
         await this.saveEndpoint(tx, dest, next, now);
@@ -272,8 +301,10 @@ export class DeliveryEngine {
           ready.push({ row, kind, config, message });
         }
       }
+      if (restored.length > 0) await this.o.log.appendMany(restored, tx);
       return ready;
     });
+    if (restored.length > 0) this.appended(restored.map((e) => e.type));
     if (refused.length > 0) await this.complete(refused);
     return { prepared, full };
   }
@@ -371,6 +402,31 @@ export class DeliveryEngine {
         }
         for (const f of group) {
           const { status, event } = settle(f);
+          const revoked =
+            f.attempt > Number(f.row.attempts)
+              ? revocationOf(f.row.channel_type, f.outcome, f.result)
+              : undefined;
+          const entry = revoked ? this.o.channels()[dest] : undefined;
+          if (revoked && entry) {
+            const marked = await tx.query(
+              q.markChannelRevoked({
+                destination: dest,
+                channelType: f.row.channel_type,
+                reason: revoked,
+                fingerprint: credentialFingerprint(entry, this.o.secret),
+                since: now,
+                eventId: f.row.event_id,
+              }),
+            );
+            if (marked.length > 0)
+              inputs.push(
+                revokedEvent(dest, f.row.channel_type, revoked, {
+                  event_id: f.row.event_id,
+                  correlation_id: f.row.correlation_id,
+                  delivery_id: f.row.id,
+                }),
+              );
+          }
           await tx.query(
             q.finishDelivery({
               id: f.row.id,

@@ -8,7 +8,8 @@ import { DELIVERY_STATUSES, type DeliveryStatus } from './sql.js';
 
 /**
  * Admin API: `GET /v1/deliveries` (the DLQ and the reconciliation queue are `?status=dead` and
- * `?status=reconcile`) and `POST /v1/deliveries/replay`.
+ * `?status=reconcile`), `POST /v1/deliveries/replay`, and channel health: `GET /v1/deliveries/channels`,
+ * `POST /v1/deliveries/channels/{name}/restore` (a revoked credential, engine/revoked.ts).
  */
 
 const DELIVERY_ID = /^dlv_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -47,6 +48,24 @@ export function deliveryRoutes(app: App, s: Services, service: () => DeliverySer
       ...(limit ? { limit: Number(limit) } : {}),
     });
     return c.json({ deliveries });
+  });
+
+  // Channel health: which channels the provider refused the credential of (revoked.ts), and the way out.
+  app.get('/v1/deliveries/channels', requireRole(s.keys, 'admin'), async (c) =>
+    c.json({ channels: await service().channelHealth() }),
+  );
+
+  app.post('/v1/deliveries/channels/:name/restore', requireRole(s.keys, 'admin'), async (c) => {
+    const name = c.req.param('name');
+    if (!DESTINATION.test(name) || !service().channel(name))
+      throw new AppError('not_found', `no channel named ${name} is configured`);
+    const restored = await service().restoreChannel(name, c.get('principal').name);
+    if (!restored)
+      throw new AppError(
+        'conflict',
+        `channel ${name} is not revoked; GET /v1/deliveries/channels shows each one's state`,
+      );
+    return c.json({ name, status: 'ok', restored: true });
   });
 
   app.post('/v1/deliveries/replay', requireRole(s.keys, 'admin'), async (c) => {

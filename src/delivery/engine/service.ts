@@ -9,6 +9,7 @@ import type { BreakerState } from '../breaker.js';
 import type { ChannelConfig, DeliveryPort, DynamicSender, EndpointView } from '../port.js';
 import type { Db } from '../../store/port.js';
 import type { ChannelEntry } from './engine.js';
+import { restoredEvent, restoreRoute } from './revoked.js';
 import { firstAttemptAt, type RetryPolicy } from '../retry.js';
 import { type EndpointPolicy, initialEndpoint } from './endpoint.js';
 import { deliveryEvent } from '../events.js';
@@ -94,7 +95,15 @@ export interface DeliveryService extends DeliveryPort {
   replay(filter: ReplayFilter): Promise<ReplayOutcome>;
   endpoints(): Promise<EndpointView[]>;
   channelList(): { name: string; type: string }[];
+  /** Each configured channel's credential state: `revoked` (with why and since) or `ok` (revoked.ts). */
+  channelHealth(): Promise<ChannelHealth[]>;
+  /** Lifts a channel's `revoked` mark by hand; false when it was not revoked. */
+  restoreChannel(name: string, admin: string): Promise<boolean>;
 }
+
+export type ChannelHealth =
+  | { name: string; type: string; status: 'ok' }
+  | { name: string; type: string; status: 'revoked'; reason: string; since: string; fix: string };
 
 export interface ServiceDeps {
   db: Db;
@@ -145,6 +154,41 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
       Object.entries(d.channels())
         .map(([name, e]) => ({ name, type: e.type }))
         .sort((a, b) => a.name.localeCompare(b.name)),
+
+    async channelHealth() {
+      const marks = new Map(
+        (await d.db.query<q.ChannelCredentialRow>(q.selectRevokedChannels())).map((m) => [m.destination, m]),
+      );
+      return Object.entries(d.channels())
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, e]): ChannelHealth => {
+          const m = marks.get(name);
+          return m
+            ? {
+                name,
+                type: e.type,
+                status: 'revoked',
+                reason: m.reason,
+                since: new Date(Number(m.since)).toISOString(),
+                fix: `replace the credential in channels.${name} (restart or reload), or ${restoreRoute(name)}`,
+              }
+            : { name, type: e.type, status: 'ok' };
+        });
+    },
+
+    async restoreChannel(name, admin) {
+      const restored = await d.db.tx(async (tx) => {
+        const [row] = await tx.query<{ since: number | string }>(q.clearChannelRevoked(name));
+        if (!row) return false;
+        await d.log.appendMany([restoredEvent(name, row.since, { admin })], tx);
+        return true;
+      });
+      if (restored) {
+        d.onAppended?.(['integration.credential.restored']);
+        d.log.notify();
+      }
+      return restored;
+    },
     async enqueue(tx, input) {
       const configured = d.channels()[input.destination];
       const sender = configured ? undefined : d.dynamic?.(input.destination);

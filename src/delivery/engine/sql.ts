@@ -305,3 +305,45 @@ WHERE id = $1 AND status = 'reconcile' RETURNING id`,
     values: [id, why, nextAt, cap, nextAt === null ? 1 : 0],
   };
 }
+
+// ── channel_credentials: channels whose credential the provider refused (revoked.ts) ──
+
+export interface ChannelCredentialRow {
+  destination: string;
+  status: 'revoked';
+  channel_type: string;
+  reason: string;
+  fingerprint: string;
+  since: number | string;
+  event_id: string;
+}
+
+export function selectRevokedChannels(): Sql {
+  return {
+    text: 'SELECT destination, status, channel_type, reason, fingerprint, since, event_id FROM channel_credentials ORDER BY since, destination',
+  };
+}
+
+/** No row back when the channel is already marked revoked. */
+export function markChannelRevoked(r: {
+  destination: string;
+  channelType: string;
+  reason: string;
+  fingerprint: string;
+  since: number;
+  eventId: string;
+}): Sql {
+  return {
+    text: `INSERT INTO channel_credentials (destination, status, channel_type, reason, fingerprint, since, event_id)
+VALUES ($1, 'revoked', $2, $3, $4, $5, $6) ON CONFLICT (destination) DO NOTHING RETURNING destination`,
+    values: [r.destination, r.channelType, r.reason, r.fingerprint, r.since, r.eventId],
+  };
+}
+
+/** Lifts the mark; returns the row it was, none when the channel was not revoked. */
+export function clearChannelRevoked(destination: string): Sql {
+  return {
+    text: 'DELETE FROM channel_credentials WHERE destination = $1 RETURNING destination, reason, since',
+    values: [destination],
+  };
+}

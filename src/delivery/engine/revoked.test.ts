@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Module } from '../../kernel/module.js';
+import { notifyModule } from '../../notify/module.js';
+import { auth } from '../../server/testing.js';
+import { dialects } from '../../store/testing.js';
+import { type Harness, harness, SECRET, type ScriptedReceiver, startScriptedReceiver } from '../testing.js';
+
+/**
+ * Issue 20 point 7, the send side: a credential the provider refuses (Slack `token_revoked`, a Telegram
+ * 401) marks the channel revoked, alerts through the other channels, fails later sends at once with the
+ * fix, and is lifted by an admin or by a changed credential. A local receiver answers like Slack's Web
+ * API and Telegram's Bot API, errors included.
+ */
+describe.each(await dialects())('a channel whose credential is revoked on %s', (dialect) => {
+  let rx: ScriptedReceiver;
+  let h: Harness;
+  const env: Record<string, string> = { SLACK_BOT: 'xoxb-1', TG_BOT: '123:old', HOOK_SECRET: SECRET };
+  const slack = { revoked: true };
+
+  beforeAll(async () => {
+    rx = await startScriptedReceiver();
+    rx.script = (hit) => {
+      if (hit.url === '/api/chat.postMessage')
+        return slack.revoked
+          ? { kind: 'answer', status: 200, body: JSON.stringify({ ok: false, error: 'token_revoked' }) }
+          : { kind: 'answer', status: 200, body: JSON.stringify({ ok: true, ts: '1700000000.000100' }) };
+      if (hit.url.startsWith('/bot'))
+        return hit.url.startsWith('/bot123:new/')
+          ? { kind: 'answer', status: 200, body: JSON.stringify({ ok: true, result: { message_id: 7 } }) }
+          : {
+              kind: 'answer',
+              status: 401,
+              body: JSON.stringify({ ok: false, error_code: 401, description: 'Unauthorized' }),
+            };
+      return { kind: 'answer', status: 204 };
+    };
+    h = await harness({
+      dialect,
+      channels: {
+        chat: {
+          type: 'slack',
+          token_env: 'SLACK_BOT',
+          channel: 'C1',
+          api_url: `${rx.url}/api/chat.postMessage`,
+        },
+        tg: { type: 'telegram', token_env: 'TG_BOT', chat_id: 42, api_url: rx.url },
+        hook: { type: 'webhook', url: `${rx.url}/hook`, secret_env: 'HOOK_SECRET' },
+      },
+      module: { env },
+      modules: [notifyModule() as Module],
+    });
+  });
+  afterAll(async () => {
+    await h.cleanup();
+    await rx.close();
+  });
+
+  const row = async (id: string) => (await h.rows()).find((r) => r.id === id)!;
+  const health = async () =>
+    (
+      (await (await h.app.request('/v1/deliveries/channels', { headers: auth('admin') })).json()) as {
+        channels: { name: string; status: string; reason?: string; fix?: string }[];
+      }
+    ).channels;
+  const restore = (name: string) =>
+    h.app.request(`/v1/deliveries/channels/${name}/restore`, { method: 'POST', headers: auth('admin') });
+
+  it('marks Slack revoked on token_revoked, alerts through the other channels, refuses later sends, and an admin lifts it', async () => {
+    const first = await h.enqueue('chat');
+    await h.drain();
+    expect(await row(first.id)).toMatchObject({
+      status: 'dead',
+      last_error: expect.stringContaining('token_revoked'),
+    });
+    const revoked = (await h.events('integration.credential')).filter(
+      (e) => e.type === 'integration.credential.revoked',
+    );
+    expect(revoked).toHaveLength(1);
+    expect(revoked[0]?.summary).toMatchObject({
+      channel: 'chat',
+      channel_type: 'slack',
+      reason: 'slack: token_revoked',
+      delivery_id: first.id,
+    });
+    expect(JSON.stringify(revoked[0])).not.toContain('xoxb-1');
+    expect((await health()).find((c) => c.name === 'chat')).toMatchObject({
+      status: 'revoked',
+      reason: 'slack: token_revoked',
+      fix: expect.stringContaining('POST /v1/deliveries/channels/chat/restore'),
+    });
+
+    // The alert: on the priority lane, to every channel but the revoked one.
+    await h.services.relay.drain();
+    const alerts = (await h.rows()).filter((r) => Number(r.priority) === 1);
+    expect(alerts.map((r) => r.destination).sort()).toEqual(['hook', 'tg']);
+    expect(JSON.parse(alerts[0]!.message ?? '{}')).toMatchObject({
+      kind: 'alert',
+      severity: 'critical',
+      summary: 'Channel chat: its credential was revoked at the provider; nothing is sent to it',
+    });
+
+    // While revoked, a send fails at once with the fix, and nothing reaches Slack.
+    const posts = () => rx.hits.filter((x) => x.url === '/api/chat.postMessage').length;
+    const before = posts();
+    const second = await h.enqueue('chat');
+    await h.drain();
+    expect(await row(second.id)).toMatchObject({
+      status: 'dead',
+      last_error: expect.stringMatching(
+        /^channel chat is revoked since .*\(slack: token_revoked\): replace its credential in channels\.chat/,
+      ),
+    });
+    expect(posts()).toBe(before);
+
+    slack.revoked = false;
+    expect((await restore('chat')).status).toBe(200);
+    expect((await restore('chat')).status).toBe(409);
+    expect((await restore('nope')).status).toBe(404);
+    expect((await health()).find((c) => c.name === 'chat')?.status).toBe('ok');
+    const restored = (await h.events('integration.credential')).filter(
+      (e) => e.type === 'integration.credential.restored',
+    );
+    expect(restored.at(-1)?.summary).toMatchObject({ channel: 'chat', by: 'admin' });
+    const third = await h.enqueue('chat');
+    await h.drain();
+    expect((await row(third.id)).status).toBe('succeeded');
+  });
+
+  it('marks Telegram revoked on a 401, and lifts it by itself once the token changes', async () => {
+    const first = await h.enqueue('tg');
+    await h.drain();
+    expect((await row(first.id)).status).toBe('dead');
+    expect((await health()).find((c) => c.name === 'tg')).toMatchObject({
+      status: 'revoked',
+      reason: 'telegram: HTTP 401 (the provider refused the credential)',
+    });
+    const held = await h.enqueue('tg');
+    await h.drain();
+    expect((await row(held.id)).last_error).toContain('channel tg is revoked');
+
+    env.TG_BOT = '123:new'; // the operator put the new token in place (a restart or a reload reads it)
+    const next = await h.enqueue('tg');
+    await h.drain();
+    expect((await row(next.id)).status).toBe('succeeded');
+    expect((await health()).find((c) => c.name === 'tg')?.status).toBe('ok');
+    const restored = (await h.events('integration.credential')).filter(
+      (e) => e.type === 'integration.credential.restored',
+    );
+    expect(restored.at(-1)?.summary).toMatchObject({ channel: 'tg', by: 'credential_changed' });
+    // What failed meanwhile replays like any dead letter.
+    await h.delivery.service()!.replay({ ids: [held.id] });
+    await h.drain();
+    expect((await row(held.id)).status).toBe('succeeded');
+  });
+});
