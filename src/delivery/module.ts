@@ -50,6 +50,30 @@ export interface DeliveryModule extends Module<typeof requires, typeof sections>
   reconciler(): Reconciler | undefined;
 }
 
+/**
+ * The channels after a config reload: every channel named at start, its entry taken from the reloaded
+ * config when it is still there with the same type — so a replaced token (`token_env`, a URL, a
+ * `status_url`) applies to the next attempt — else kept as it was. Names are not added or removed
+ * live: notify routes to the names it started with (docs/delivery.md, "Revoked channels"). The same
+ * object when nothing changed, so the engine's parsed-config cache stays.
+ */
+export function followReload(
+  serving: Record<string, ChannelEntry>,
+  reloaded: Record<string, ChannelEntry> | undefined,
+): Record<string, ChannelEntry> {
+  if (!reloaded) return serving;
+  let changed = false;
+  const out: Record<string, ChannelEntry> = {};
+  for (const [name, entry] of Object.entries(serving)) {
+    const next = reloaded[name];
+    const take =
+      next !== undefined && next.type === entry.type && JSON.stringify(next) !== JSON.stringify(entry);
+    out[name] = take ? next : entry;
+    changed ||= take;
+  }
+  return changed ? out : serving;
+}
+
 function readConfig(deps: DeliveryDeps, overrides?: Partial<DeliveryConfig>): DeliveryConfig {
   // A test's overrides may carry partial nested sections (`breaker: { min_attempts }`): parse that merge.
   return overrides
@@ -67,6 +91,8 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
   let reconciler: Reconciler | undefined;
   let egress: Egress | undefined;
   let offReload: (() => void) | undefined;
+  /** The channels serving: the start's names, each entry following a reload (followReload). */
+  let live: Record<string, ChannelEntry> | undefined;
   const senders = new Map<string, DynamicSender>();
   const dynamic = (destination: string) => senders.get(destination.split(':', 1)[0]!);
 
@@ -75,7 +101,8 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
     const policies = deliveryPolicies(readConfig(s, opts.config));
     egress = liveEgress(s, opts.egress);
     const env = opts.env ?? process.env;
-    const channels = () => s.config.channels as Record<string, ChannelEntry>;
+    live = s.config.channels as Record<string, ChannelEntry>;
+    const channels = () => live!;
     const metrics = deliveryMetrics(s.metrics.registry, () => s.db);
     const onAppended = (types: string[]) => {
       for (const type of types) s.metrics.eventsAppended.inc({ type });
@@ -155,9 +182,21 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       const svc = ensure(s);
       warnBlockedChannels(s, egress!, opts.env ?? process.env);
       // After an edit of `egress`, say again which channels the list now serving refuses.
-      offReload = s.reloads.onReload(() => {
+      offReload = s.reloads.onReload((c) => {
+        const next = followReload(live!, (c as { channels?: Record<string, ChannelEntry> }).channels);
+        if (next !== live) {
+          live = next;
+          // A credential fixed in the file lifts a channel's revoked mark now, not at its next send.
+          void svc
+            .recheckRevoked()
+            .catch((err: unknown) => s.logger.error({ err }, 'delivery: revoked-channel recheck failed'));
+        }
         if (egress) warnBlockedChannels(s, egress, opts.env ?? process.env);
       });
+      // A restart with a new credential lifts the mark at once as well.
+      void svc
+        .recheckRevoked()
+        .catch((err: unknown) => s.logger.error({ err }, 'delivery: revoked-channel recheck failed'));
       s.provide(deliveryPort, svc);
       s.provide(outboundPort, svc);
       if (opts.workers !== false) engine?.start();

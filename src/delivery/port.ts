@@ -41,6 +41,8 @@ export interface DeliveryPort extends Outbound {
   endpoints?(): Promise<EndpointView[]>;
   /** The configured channels by name and type (no URLs, no secrets): the console's "send test" list. */
   channelList?(): { name: string; type: string }[];
+  /** Each channel's credential state: `ok`, or `revoked` at the provider with why, since and the fix. */
+  channelHealth?(): Promise<ChannelHealth[]>;
   /** Registers a sender for `<type>:<id>` destinations (see `DynamicSender`); a module calls it at start. */
   addSender?(sender: DynamicSender): void;
 }
@@ -58,3 +60,8 @@ export interface EndpointView {
 
 /** The delivery engine (src/delivery/module.ts provides it, and notify's `outboundPort` with it). */
 export const deliveryPort = port<DeliveryPort>('delivery');
+
+/** A channel's credential as the provider last judged it (engine/revoked.ts). */
+export type ChannelHealth =
+  | { name: string; type: string; status: 'ok' }
+  | { name: string; type: string; status: 'revoked'; reason: string; since: string; fix: string };

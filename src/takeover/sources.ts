@@ -80,6 +80,21 @@ export function builtInSources(p: SourcePorts): TakeoverSource[] {
       'switchboard dlq list --status reconcile; dlq replay --id',
     ),
     deliveries(p.delivery, 'dead', 'dead_letter', 'switchboard dlq replay --id'),
+    // A channel the provider refused the credential of: nothing is sent to it until a person fixes it.
+    p.delivery?.channelHealth && {
+      kind: 'revoked_channel',
+      list: async (limit) =>
+        (await p.delivery!.channelHealth!())
+          .flatMap((c) => (c.status === 'revoked' ? [c] : []))
+          .slice(0, limit)
+          .map((c) => ({
+            kind: 'revoked_channel',
+            id: c.name,
+            summary: `channel ${c.name} (${c.type}): credential revoked at the provider (${c.reason})`,
+            since: c.since,
+            act: c.fix,
+          })),
+    },
     // An effect nobody could settle (a task POST or a tool that timed out); deliveries are listed above.
     p.effects && {
       kind: 'unsettled_effect',

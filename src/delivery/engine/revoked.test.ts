@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Module } from '../../kernel/module.js';
+import type { ReloadHub } from '../../kernel/reload.js';
 import { notifyModule } from '../../notify/module.js';
+import { takeoverModule } from '../../takeover/module.js';
 import { auth } from '../../server/testing.js';
 import { dialects } from '../../store/testing.js';
 import { type Harness, harness, SECRET, type ScriptedReceiver, startScriptedReceiver } from '../testing.js';
@@ -14,7 +16,12 @@ import { type Harness, harness, SECRET, type ScriptedReceiver, startScriptedRece
 describe.each(await dialects())('a channel whose credential is revoked on %s', (dialect) => {
   let rx: ScriptedReceiver;
   let h: Harness;
-  const env: Record<string, string> = { SLACK_BOT: 'xoxb-1', TG_BOT: '123:old', HOOK_SECRET: SECRET };
+  const env: Record<string, string> = {
+    SLACK_BOT: 'xoxb-1',
+    SLACK_BOT_2: 'xoxb-2',
+    TG_BOT: '123:old',
+    HOOK_SECRET: SECRET,
+  };
   const slack = { revoked: true };
 
   beforeAll(async () => {
@@ -47,7 +54,7 @@ describe.each(await dialects())('a channel whose credential is revoked on %s', (
         hook: { type: 'webhook', url: `${rx.url}/hook`, secret_env: 'HOOK_SECRET' },
       },
       module: { env },
-      modules: [notifyModule() as Module],
+      modules: [notifyModule() as Module, takeoverModule() as Module],
     });
   });
   afterAll(async () => {
@@ -87,6 +94,14 @@ describe.each(await dialects())('a channel whose credential is revoked on %s', (
       status: 'revoked',
       reason: 'slack: token_revoked',
       fix: expect.stringContaining('POST /v1/deliveries/channels/chat/restore'),
+    });
+    // Waiting for a person, on the takeover queue.
+    const queue = (await (await h.app.request('/v1/takeover', { headers: auth('admin') })).json()) as {
+      items: { kind: string; id: string; act: string }[];
+    };
+    expect(queue.items.find((i) => i.kind === 'revoked_channel')).toMatchObject({
+      id: 'chat',
+      act: expect.stringContaining('restore'),
     });
 
     // The alert: on the priority lane, to every channel but the revoked one.
@@ -151,5 +166,28 @@ describe.each(await dialects())('a channel whose credential is revoked on %s', (
     await h.delivery.service()!.replay({ ids: [held.id] });
     await h.drain();
     expect((await row(held.id)).status).toBe('succeeded');
+  });
+
+  it('lifts the mark when a config reload replaces the credential', async () => {
+    slack.revoked = true;
+    const first = await h.enqueue('chat');
+    await h.drain();
+    expect((await row(first.id)).status).toBe('dead');
+    expect((await health()).find((c) => c.name === 'chat')?.status).toBe('revoked');
+    slack.revoked = false;
+    const channels = (h.services.config as unknown as { channels: Record<string, Record<string, unknown>> })
+      .channels;
+    (h.services.reloads as ReloadHub).publish({
+      ...h.services.config,
+      channels: { ...channels, chat: { ...channels['chat'], token_env: 'SLACK_BOT_2' } },
+    } as typeof h.services.config);
+    for (let i = 0; i < 50 && (await health()).find((c) => c.name === 'chat')?.status !== 'ok'; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect((await health()).find((c) => c.name === 'chat')?.status).toBe('ok');
+    const next = await h.enqueue('chat');
+    await h.drain();
+    expect((await row(next.id)).status).toBe('succeeded');
+    const sent = rx.hits.filter((x) => x.url === '/api/chat.postMessage').at(-1);
+    expect(sent?.headers['authorization']).toBe('Bearer xoxb-2');
   });
 });

@@ -9,7 +9,7 @@ import type { BreakerState } from '../breaker.js';
 import type { ChannelConfig, DeliveryPort, DynamicSender, EndpointView } from '../port.js';
 import type { Db } from '../../store/port.js';
 import type { ChannelEntry } from './engine.js';
-import { restoredEvent, restoreRoute } from './revoked.js';
+import { credentialFingerprint, restoredEvent, restoreRoute } from './revoked.js';
 import { firstAttemptAt, type RetryPolicy } from '../retry.js';
 import { type EndpointPolicy, initialEndpoint } from './endpoint.js';
 import { deliveryEvent } from '../events.js';
@@ -97,13 +97,17 @@ export interface DeliveryService extends DeliveryPort {
   channelList(): { name: string; type: string }[];
   /** Each configured channel's credential state: `revoked` (with why and since) or `ok` (revoked.ts). */
   channelHealth(): Promise<ChannelHealth[]>;
+  /**
+   * Lifts the marks of channels whose credential changed since they were refused (at start and after a
+   * config reload; the engine also checks at each claim). Returns the channels restored.
+   */
+  recheckRevoked(): Promise<string[]>;
   /** Lifts a channel's `revoked` mark by hand; false when it was not revoked. */
   restoreChannel(name: string, admin: string): Promise<boolean>;
 }
 
-export type ChannelHealth =
-  | { name: string; type: string; status: 'ok' }
-  | { name: string; type: string; status: 'revoked'; reason: string; since: string; fix: string };
+import type { ChannelHealth } from '../port.js';
+export type { ChannelHealth };
 
 export interface ServiceDeps {
   db: Db;
@@ -174,6 +178,29 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
               }
             : { name, type: e.type, status: 'ok' };
         });
+    },
+
+    async recheckRevoked() {
+      const channels = d.channels();
+      const secret = d.secret ?? (() => undefined);
+      const out: string[] = [];
+      await d.db.tx(async (tx) => {
+        const marks = await tx.query<q.ChannelCredentialRow>(q.selectRevokedChannels());
+        const inputs: EnvelopeInput[] = [];
+        for (const m of marks) {
+          const entry = channels[m.destination];
+          if (!entry || credentialFingerprint(entry, secret) === m.fingerprint) continue;
+          if ((await tx.query(q.clearChannelRevoked(m.destination))).length === 0) continue;
+          inputs.push(restoredEvent(m.destination, m.since, 'credential_changed'));
+          out.push(m.destination);
+        }
+        if (inputs.length > 0) await d.log.appendMany(inputs, tx);
+      });
+      if (out.length > 0) {
+        d.onAppended?.(out.map(() => 'integration.credential.restored'));
+        d.log.notify();
+      }
+      return out;
     },
 
     async restoreChannel(name, admin) {
