@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { judgeChannelUrls } from '../channels/targets.js';
+import { revokedChannels, revokedRefusal } from '../delivery/index.js';
 import { compileEgressPolicy } from '../egress/index.js';
 import { schemaVersion } from '../store/migrate.js';
 import { redactUrl } from '../store/open.js';
@@ -41,6 +42,9 @@ export async function run(opts: { config?: string }): Promise<void> {
       const db = await openCliStore(loaded);
       try {
         ok(`store reachable: ${store}, schema version ${await schemaVersion(db)}`);
+        // Channels the provider refused the credential of (docs/delivery.md, "Revoked channels").
+        const revoked = await revokedChannels(db).catch(() => []);
+        for (const r of revoked) if (config.channels[r.destination]) bad(revokedRefusal(r.destination, r));
       } finally {
         await db.close();
       }

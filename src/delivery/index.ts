@@ -3,3 +3,4 @@ export * from './ratelimit.js';
 export * from './retry.js';
 export * from './config.js';
 export * from './events.js';
+export { revokedChannels, revokedRefusal } from './engine/revoked.js';

@@ -3,7 +3,8 @@ import type { EnvelopeInput } from '../../envelope/index.js';
 import type { SendResult } from '../../egress/index.js';
 import type { Outcome } from '../retry.js';
 import type { ChannelEntry } from './engine.js';
-import type { ChannelCredentialRow } from './sql.js';
+import type { Db } from '../../store/port.js';
+import { type ChannelCredentialRow, selectRevokedChannels } from './sql.js';
 
 /**
  * A channel whose credential the provider refused (issue 20 point 7, the send side of what ingress
@@ -119,4 +120,9 @@ export function restoredEvent(
       ...(by === 'credential_changed' ? { by: 'credential_changed' } : { by: 'admin', admin: by.admin }),
     },
   };
+}
+
+/** The channels marked revoked, oldest first (`switchboard doctor` reads them from the store). */
+export function revokedChannels(db: Db): Promise<ChannelCredentialRow[]> {
+  return db.query<ChannelCredentialRow>(selectRevokedChannels());
 }
