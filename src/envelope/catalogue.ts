@@ -95,7 +95,8 @@ export const EVENT_TYPES = [
   'integration.webhook.admitted',
   'integration.webhook.dropped',
   'integration.webhook.coalesced',
-  // ingress: a source's credential refused by the provider (401 on a re-read), and its later recovery
+  // a credential refused by the provider, and its later recovery: a source's (ingress, 401 on a re-read)
+  // or a channel's (delivery, a send; `channel` instead of `source`)
   'integration.credential.revoked',
   'integration.credential.restored',
 ] as const;
