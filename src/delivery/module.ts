@@ -91,8 +91,8 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
   let reconciler: Reconciler | undefined;
   let egress: Egress | undefined;
   let offReload: (() => void) | undefined;
-  /** The channels serving: the start's names, each entry following a reload (followReload). */
-  let live: Record<string, ChannelEntry> | undefined;
+  /** The channels serving after a config reload (followReload); before one, the config's own. */
+  let reloaded: Record<string, ChannelEntry> | undefined;
   const senders = new Map<string, DynamicSender>();
   const dynamic = (destination: string) => senders.get(destination.split(':', 1)[0]!);
 
@@ -101,8 +101,7 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
     const policies = deliveryPolicies(readConfig(s, opts.config));
     egress = liveEgress(s, opts.egress);
     const env = opts.env ?? process.env;
-    live = s.config.channels as Record<string, ChannelEntry>;
-    const channels = () => live!;
+    const channels = () => reloaded ?? (s.config.channels as Record<string, ChannelEntry>);
     const metrics = deliveryMetrics(s.metrics.registry, () => s.db);
     const onAppended = (types: string[]) => {
       for (const type of types) s.metrics.eventsAppended.inc({ type });
@@ -183,9 +182,10 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       warnBlockedChannels(s, egress!, opts.env ?? process.env);
       // After an edit of `egress`, say again which channels the list now serving refuses.
       offReload = s.reloads.onReload((c) => {
-        const next = followReload(live!, (c as { channels?: Record<string, ChannelEntry> }).channels);
-        if (next !== live) {
-          live = next;
+        const serving = reloaded ?? (s.config.channels as Record<string, ChannelEntry>);
+        const next = followReload(serving, (c as { channels?: Record<string, ChannelEntry> }).channels);
+        if (next !== serving) {
+          reloaded = next;
           // A credential fixed in the file lifts a channel's revoked mark now, not at its next send.
           void svc
             .recheckRevoked()
