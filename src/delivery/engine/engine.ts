@@ -251,7 +251,8 @@ export class DeliveryEngine {
         if (mark && marked) {
           if (credentialFingerprint(marked, this.o.secret) === mark.fingerprint) {
             // Revoked at the provider: fail fast with the fix, rather than repeat the refusal.
-            for (const row of group) refused.push(refusal(row, revokedRefusal(dest, mark)));
+            for (const row of group)
+              refused.push({ ...refusal(row, revokedRefusal(dest, mark)), channelRevoked: true });
             continue;
           }
           // The credential changed since it was refused (a restart, a reload): try it again.

@@ -126,6 +126,10 @@ describe.each(await dialects())('a channel whose credential is revoked on %s', (
       ),
     });
     expect(posts()).toBe(before);
+    const dead = (await h.events('integration.delivery')).filter(
+      (e) => e.type === 'integration.delivery.dead' && e.summary['delivery_id'] === second.id,
+    );
+    expect(dead[0]?.summary).toMatchObject({ channel_revoked: true });
 
     slack.revoked = false;
     expect((await restore('chat')).status).toBe(200);

@@ -22,6 +22,8 @@ export interface Finished {
   providerId?: string;
   /** The destination can be asked about a send (a webhook's `status_url`): an unknown one is asked first. */
   askFirst?: boolean;
+  /** Refused because the channel is revoked (revoked.ts): the event says so, and breakers do not count it. */
+  channelRevoked?: boolean;
 }
 
 /** Whether a channel's parsed config names a way to ask its receiver about a send (`status_url`). */
@@ -55,6 +57,7 @@ export function settle(f: Finished): { status: q.DeliveryStatus; event: Envelope
       break;
     case 'dead':
       status = 'dead';
+      if (f.channelRevoked) data['channel_revoked'] = true;
       break;
     case 'unknown':
       if (f.askFirst || !DEDUP_CHANNEL_TYPES.includes(f.row.channel_type)) {

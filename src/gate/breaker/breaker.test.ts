@@ -274,6 +274,27 @@ describe.each(await dialects())('the automatic breaker to read-only on %s', (dia
       limit: 5,
     });
   });
+  it('does not count sends refused because their channel is revoked against the agent', async () => {
+    await start({ agent: { delivery_failures: 2 } });
+    const res = await post('/v1/progress', { stage: 'failed', summary: 'deploy failed' });
+    expect(res.status).toBe(200);
+    const [sent] = await events('agent.notification.sent');
+    for (let i = 1; i <= 4; i++)
+      await t!.services.emit({
+        type: 'integration.delivery.dead',
+        causation_id: sent!.event_id,
+        correlation_id: sent!.correlation_id,
+        subject: { resource_ref: `dlv_${i}` },
+        redacted_summary: {
+          delivery_id: `dlv_${i}`,
+          destination: 'phone',
+          channel: 'ntfy',
+          channel_revoked: true,
+        },
+      });
+    await t!.services.relay.drain();
+    expect(await events('agent.breaker.tripped')).toHaveLength(0);
+  });
 });
 
 describe('breakers config', () => {

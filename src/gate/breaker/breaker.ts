@@ -34,8 +34,11 @@ function hitKind(e: Envelope): HitKind | undefined {
     case 'agent.tool.deferred':
       return 'deferred';
     case 'integration.delivery.failed':
-    case 'integration.delivery.dead':
       return 'delivery_failure';
+    case 'integration.delivery.dead':
+      // A send refused because its channel's credential is revoked is the channel's fault, not the
+      // agent's: one alert covers it (docs/delivery.md, "Revoked channels").
+      return e.redacted_summary['channel_revoked'] === true ? undefined : 'delivery_failure';
     default:
       return undefined;
   }
