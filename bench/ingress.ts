@@ -1,10 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sign } from '@octokit/webhooks-methods';
 import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { parseConfig } from '../src/server/config.js';
@@ -16,9 +14,9 @@ import { migrate } from '../src/store/migrate.js';
 import type { DbStats } from '../src/store/port.js';
 import { type SqliteOptions, SqliteDb } from '../src/store/sqlite.js';
 import { SQLITE_DESIGNS } from './core.js';
-import { costs, fmt, line, type LoadResult, runLoader } from './stats.js';
+import { flood, signedPush } from './flood.js';
+import { costs, fmt, line, type LoadResult } from './stats.js';
 
-const require = createRequire(import.meta.url);
 const SECRET = 'bench-webhook-secret';
 /** Enough connections to keep both cores busy; more only queue in the kernel. */
 const CONNECTIONS = 32;
@@ -26,33 +24,10 @@ const DURATION_S = Number(process.env.BENCH_INGRESS_SECONDS ?? 10);
 /** How long the bench waits for admission to catch up after a run before it counts. */
 const DRAIN_MS = 60_000;
 
-/**
- * The load generator runs in a second process (autocannon's programmatic API), so it never competes
- * with the server for the event loop. Every request carries the same signed body and a fresh
- * `X-GitHub-Delivery`, so each one is new work for the dedup record.
- */
-const LOADER = `
-const autocannon = require(process.env.AUTOCANNON);
-const [url, body, headersJson, connections, duration, prefix] = process.argv.slice(2);
-let n = 0;
-autocannon({
-  url, connections: Number(connections), duration: Number(duration),
-  requests: [{ method: 'POST', body, headers: JSON.parse(headersJson),
-    setupRequest: (req) => { req.headers = { ...req.headers, 'x-github-delivery': prefix + '-' + (n++) }; return req; } }],
-}, (err, r) => {
-  if (err) { console.error(err); process.exit(1); }
-  process.stdout.write(JSON.stringify({ ok: r['2xx'], non2xx: r.non2xx, errors: r.errors, rps: r['2xx'] / (r.duration || Number(duration)), p50: r.latency.p50, p99: r.latency.p99 }));
-});`;
+type Push = Awaited<ReturnType<typeof signedPush>>;
 
-async function load(
-  dir: string,
-  url: string,
-  body: string,
-  headers: Record<string, string>,
-  prefix: string,
-): Promise<LoadResult> {
-  const args = [url, body, JSON.stringify(headers), String(CONNECTIONS), String(DURATION_S), prefix];
-  return runLoader<LoadResult>(dir, LOADER, args);
+function load(dir: string, url: string, push: Push, prefix: string): Promise<LoadResult> {
+  return flood(dir, push, { url, connections: CONNECTIONS, durationS: DURATION_S, prefix });
 }
 
 /** The baseline: node:http, read the body, one durable INSERT (same SQLite settings), 202. */
@@ -87,11 +62,6 @@ function bareServer(
   );
 }
 
-function examplePush(): string {
-  const examples = require('@octokit/webhooks-examples') as Array<{ name: string; examples: unknown[] }>;
-  return JSON.stringify(examples.find((e) => e.name === 'push')?.examples[0]);
-}
-
 type Sync = 'full' | 'normal';
 
 /** CPU time of the event-loop thread alone (Linux), in µs; the rest of the process is the writer and libuv. */
@@ -111,37 +81,32 @@ function mainThreadCpuUs(): number {
  * (survives a killed process, which is what the crash guarantee needs).
  */
 export async function benchIngress(): Promise<string[]> {
-  const body = examplePush();
-  const headers = {
-    'content-type': 'application/json',
-    'x-github-event': 'push',
-    'x-hub-signature-256': await sign(SECRET, body),
-  };
+  const push = await signedPush(SECRET);
   const out = [
-    `ingress: verified, durable GitHub webhooks (${body.length} B push payload, ${CONNECTIONS} connections, ${DURATION_S} s per run, autocannon in a second process; admission runs alongside)`,
+    `ingress: verified, durable GitHub webhooks (${push.body.length} B push payload, ${CONNECTIONS} connections, ${DURATION_S} s per run, autocannon in a second process; admission runs alongside)`,
   ];
   // BENCH_INGRESS_SYNC=full runs one durability level only.
   const levels = (process.env.BENCH_INGRESS_SYNC ?? 'full,normal').split(',') as Sync[];
-  for (const sync of levels) out.push(...(await benchOne(sync, body, headers)));
+  for (const sync of levels) out.push(...(await benchOne(sync, push)));
   return out;
 }
 
-async function benchOne(sync: Sync, body: string, headers: Record<string, string>): Promise<string[]> {
+async function benchOne(sync: Sync, push: Push): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'sb-ingress-bench-'));
   const bare = await bareServer(join(dir, 'bare.db'), sync);
   const S = sync.toUpperCase();
   try {
     const run = Date.now().toString(36);
     // Baseline first, then each design, then the baseline again: drift on a loaded machine shows as a spread.
-    const bare1 = await load(dir, bare.url, body, headers, `bare-${run}-1`);
+    const bare1 = await load(dir, bare.url, push, `bare-${run}-1`);
     const ours: { label: string; r: LoadResult; lines: string[] }[] = [];
     for (const [i, d] of SQLITE_DESIGNS.entries()) {
       ours.push({
         label: d.label,
-        ...(await benchDesign(join(dir, `d${i}`), d.opts, sync, body, headers, run)),
+        ...(await benchDesign(join(dir, `d${i}`), d.opts, sync, push, run)),
       });
     }
-    const bare2 = await load(dir, bare.url, body, headers, `bare-${run}-2`);
+    const bare2 = await load(dir, bare.url, push, `bare-${run}-2`);
     const bareRps = Math.max(bare1.rps, bare2.rps);
     const out = [
       line(
@@ -172,8 +137,7 @@ async function benchDesign(
   dir: string,
   opts: Pick<SqliteOptions, 'writer' | 'transport'>,
   sync: Sync,
-  body: string,
-  headers: Record<string, string>,
+  push: Push,
   run: string,
 ): Promise<{ r: LoadResult; lines: string[] }> {
   const config = parseConfig({
@@ -199,7 +163,7 @@ async function benchDesign(
     const relay0 = costs(server.services).claims;
     const cpu = process.cpuUsage();
     const mainCpu = mainThreadCpuUs();
-    const r = await load(dir, `${server.url}/v1/ingress/github`, body, headers, `sb-${run}-${opts.writer}`);
+    const r = await load(dir, `${server.url}/v1/ingress/github`, push, `sb-${run}-${opts.writer}`);
     const during = db.stats();
     const used = process.cpuUsage(cpu);
     const usedMain = mainThreadCpuUs() - mainCpu;

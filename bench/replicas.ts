@@ -2,14 +2,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sign } from '@octokit/webhooks-methods';
 import pg from 'pg';
 import { freshStore, PG_URL, pgAvailable } from '../src/store/testing.js';
-import { fmt, line, type LoadResult, runLoader } from './stats.js';
+import { flood, signedPush } from './flood.js';
+import { fmt, line } from './stats.js';
 
 /**
  * Issue 19 point 1 figures: verified, durable GitHub webhooks per second with 1, 2 and 3 real
@@ -17,25 +16,11 @@ import { fmt, line, type LoadResult, runLoader } from './stats.js';
  * replica, in processes of their own), beside a bare node:http server doing one PostgreSQL INSERT per
  * request in the same run. Admission runs alongside on every replica, as in production.
  */
-const require = createRequire(import.meta.url);
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const SECRET = 'bench-replicas-secret';
 const CONNECTIONS = 24;
 const DURATION_S = Number(process.env.BENCH_REPLICAS_SECONDS ?? 8);
 const CLK_TCK = 100;
-
-const LOADER = `
-const autocannon = require(process.env.AUTOCANNON);
-const [url, body, headersJson, connections, duration, prefix] = process.argv.slice(2);
-let n = 0;
-autocannon({
-  url, connections: Number(connections), duration: Number(duration),
-  requests: [{ method: 'POST', body, headers: JSON.parse(headersJson),
-    setupRequest: (req) => { req.headers = { ...req.headers, 'x-github-delivery': prefix + '-' + (n++) }; return req; } }],
-}, (err, r) => {
-  if (err) { console.error(err); process.exit(1); }
-  process.stdout.write(JSON.stringify({ ok: r['2xx'], non2xx: r.non2xx, errors: r.errors, rps: r['2xx'] / (r.duration || Number(duration)), p50: r.latency.p50, p99: r.latency.p99 }));
-});`;
 
 const CONFIG = `data_dir: ./data
 server: { host: 127.0.0.1, port: 0 }
@@ -48,11 +33,6 @@ triggers:
   - { id: every-push, source: github, when: 'event.name == "push"', action: { type: notify } }
 log: { level: info }
 `;
-
-function examplePush(): string {
-  const examples = require('@octokit/webhooks-examples') as Array<{ name: string; examples: unknown[] }>;
-  return JSON.stringify(examples.find((e) => e.name === 'push')?.examples[0]);
-}
 
 interface Proc {
   child: ChildProcess;
@@ -138,12 +118,7 @@ async function bareServer(
 
 export async function benchReplicas(): Promise<string[]> {
   if (!(await pgAvailable())) return ['replicas: skipped (PostgreSQL unreachable)'];
-  const body = examplePush();
-  const headers = {
-    'content-type': 'application/json',
-    'x-github-event': 'push',
-    'x-hub-signature-256': await sign(SECRET, body),
-  };
+  const push = await signedPush(SECRET);
   const dir = mkdtempSync(join(tmpdir(), 'sb-replicas-bench-'));
   const out = [
     `replicas: verified, durable GitHub webhooks on PostgreSQL, load spread over N \`serve\` processes (${CONNECTIONS} connections in all, ${DURATION_S} s per run; admission alongside)`,
@@ -152,24 +127,20 @@ export async function benchReplicas(): Promise<string[]> {
     const bareStore = await freshStore('postgres');
     await bareStore.db.close();
     const bare = await bareServer(bareStore.location);
-    const bare1 = await runLoader<LoadResult>(dir, LOADER, [
-      bare.url,
-      body,
-      JSON.stringify(headers),
-      String(CONNECTIONS),
-      String(DURATION_S),
-      'bare1',
-    ]);
+    const bare1 = await flood(dir, push, {
+      url: bare.url,
+      connections: CONNECTIONS,
+      durationS: DURATION_S,
+      prefix: 'bare1',
+    });
     const runs: { n: number; rps: number; p99: number; cpuPerK: number }[] = [];
-    for (const n of [1, 2, 3]) runs.push(await benchN(n, dir, body, headers));
-    const bare2 = await runLoader<LoadResult>(dir, LOADER, [
-      bare.url,
-      body,
-      JSON.stringify(headers),
-      String(CONNECTIONS),
-      String(DURATION_S),
-      'bare2',
-    ]);
+    for (const n of [1, 2, 3]) runs.push(await benchN(n, dir, push));
+    const bare2 = await flood(dir, push, {
+      url: bare.url,
+      connections: CONNECTIONS,
+      durationS: DURATION_S,
+      prefix: 'bare2',
+    });
     await bare.close();
     await bareStore.cleanup();
     const bareRps = Math.max(bare1.rps, bare2.rps);
@@ -208,8 +179,7 @@ export async function benchReplicas(): Promise<string[]> {
 async function benchN(
   n: number,
   dir: string,
-  body: string,
-  headers: Record<string, string>,
+  push: Awaited<ReturnType<typeof signedPush>>,
 ): Promise<{ n: number; rps: number; p99: number; cpuPerK: number }> {
   const store = await freshStore('postgres');
   await store.db.close();
@@ -230,14 +200,12 @@ async function benchN(
     const per = Math.max(1, Math.round(CONNECTIONS / n));
     const results = await Promise.all(
       procs.map((p, i) =>
-        runLoader<LoadResult>(dir, LOADER, [
-          `${p.url}/v1/ingress/github`,
-          body,
-          JSON.stringify(headers),
-          String(per),
-          String(DURATION_S),
-          `n${n}-${i}-${Date.now().toString(36)}`,
-        ]),
+        flood(dir, push, {
+          url: `${p.url}/v1/ingress/github`,
+          connections: per,
+          durationS: DURATION_S,
+          prefix: `n${n}-${i}-${Date.now().toString(36)}`,
+        }),
       ),
     );
     const cpu = procs.reduce((s, p, i) => s + cpuSeconds(p.child.pid!) - cpu0[i]!, 0);
