@@ -125,6 +125,13 @@ function clusterService(
     broadcast: (on, topic, payload) => b.broadcast(on, topic, payload),
     listen: (topic, fn) => b.listen(topic, fn),
     view: () => readView(db, e, cfg),
+    deadReplicas: async () => {
+      const now = Number((await one<{ now: number }>(db, q.selectNow(db.dialect)))!.now);
+      const rows = await db.query<{ id: string; host: string; pid: number }>(
+        q.selectDeadReplicas(now - cfg.lease_ms),
+      );
+      return rows.map((r) => ({ id: r.id, host: r.host, pid: Number(r.pid) }));
+    },
   };
 }
 

@@ -57,6 +57,12 @@ export interface ClusterService {
    */
   listen(topic: string, fn: (payload: string) => void): () => void;
   view(): Promise<ClusterView>;
+  /**
+   * Replicas not heard from within one lease (the threshold `alive` uses in the view), or stopped:
+   * whatever they were running has no process watching it any more. Their host and pid name the
+   * gateway process a row recorded (tasks' `host` and `gateway_pid`).
+   */
+  deadReplicas(): Promise<{ id: string; host: string; pid: number }[]>;
 }
 
 export const clusterPort = port<ClusterService>('cluster');

@@ -64,6 +64,14 @@ export function pruneReplicas(before: number): Sql {
   return sql('DELETE FROM cluster_replicas WHERE heartbeat_at < $1', before);
 }
 
+/** Replicas silent since `before` or stopped (the rows `pruneReplicas` has not dropped yet). */
+export function selectDeadReplicas(before: number): Sql {
+  return sql(
+    'SELECT id, host, pid FROM cluster_replicas WHERE stopped_at IS NOT NULL OR heartbeat_at < $1',
+    before,
+  );
+}
+
 export function listReplicas(limit: number): Sql {
   return sql(
     `SELECT id, name, host, pid, started_at, heartbeat_at, stopped_at FROM cluster_replicas

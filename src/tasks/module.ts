@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { clusterPort } from '../cluster/port.js';
+import { clusterPort, leaderOnly } from '../cluster/port.js';
 import { once } from '../log/inbox.js';
 import { type Deps, defineModule, type Module, type Services } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
@@ -29,6 +29,12 @@ export interface TasksModuleOptions {
   /** Where passthrough environment variables come from (default process.env). */
   env?: NodeJS.ProcessEnv;
 }
+
+/**
+ * How often the leader looks for tasks of replicas that died: a dead replica's runs end within this
+ * much of its heartbeat going past the lease (the cluster's dead-replica threshold).
+ */
+export const ORPHAN_SWEEP_MS = 5_000;
 
 const sections = { tasks: tasksConfigSchema.prefault({}) };
 /**
@@ -103,6 +109,22 @@ export function tasksModule(opts: TasksModuleOptions = {}): TasksModule {
         ...(opts.leader ? { leader: opts.leader } : s.cluster ? { leader: clusterLeadership(s) } : {}),
       });
       if (opts.runSupervisor !== false) supervisor.start();
+    },
+    workers(s) {
+      if (!s.cluster || opts.runSupervisor === false) return [];
+      // A singleton (docs/scale.md): every replica could fail a dead one's tasks, one is enough.
+      return [
+        leaderOnly(() => s.cluster, {
+          name: 'tasks.orphans',
+          intervalMs: ORPHAN_SWEEP_MS,
+          tick: async () => {
+            const cluster = s.cluster;
+            if (!cluster || !runner) return;
+            const failed = await runner.recoverDead(await cluster.deadReplicas(), (tx) => cluster.fence(tx));
+            if (failed > 0) s.logger.warn({ failed }, 'failed tasks left running by a replica that died');
+          },
+        }),
+      ];
     },
     subscribers(s) {
       const tasks = runner!;

@@ -255,7 +255,7 @@ export class TaskRunner implements TaskService {
   /**
    * After a restart: a task whose process an earlier gateway on this host started cannot be watched any
    * more (no exit status, no runtime limit), so it is failed, never relaunched blindly. Tasks of another
-   * host's gateway are left to it (docs/tasks.md).
+   * host's gateway are left to it (docs/tasks.md), or to the leader's sweep once it died (`recoverDead`).
    */
   async recover(): Promise<number> {
     let failed = 0;
@@ -263,15 +263,62 @@ export class TaskRunner implements TaskService {
       if (row.host !== this.store.host) continue;
       const owner = row.gateway_pid === null ? null : Number(row.gateway_pid);
       if (owner !== null && owner !== process.pid && pidAlive(owner)) continue;
-      const summary = {
-        reason: 'gateway restarted',
-        pid: row.pid,
-        agent_pid_alive: row.pid === null ? false : pidAlive(Number(row.pid)),
-      };
-      const set = { error: 'gateway restarted' };
-      if (await this.store.move(row.id, q.LIVE, 'failed', 'agent.task.failed', set, summary)) failed += 1;
+      if (await this.failOrphan(row, 'gateway restarted', {})) failed += 1;
     }
     return failed;
+  }
+
+  /**
+   * The cluster leader's sweep: the tasks whose gateway is one of `dead` (replicas past the cluster's
+   * dead-replica threshold) are failed as `recover` fails them at start, never relaunched; `fence` runs
+   * in each transaction, so a replica that lost the lease meanwhile changes nothing. A replica that
+   * died and never came back would otherwise leave its tasks, and the runs that wait on them, live
+   * for ever. Test: test/e2e/replicas.test.ts.
+   */
+  async recoverDead(
+    dead: readonly { id: string; host: string; pid: number }[],
+    fence: (tx: Db) => Promise<void>,
+  ): Promise<number> {
+    if (dead.length === 0) return 0;
+    let failed = 0;
+    for (const row of await this.store.orphans()) {
+      const owner = row.gateway_pid === null ? null : Number(row.gateway_pid);
+      const replica = dead.find((r) => r.host === row.host && r.pid === owner);
+      if (!replica || owner === process.pid) continue;
+      const moved = await this.deps.db.tx(async (tx) => {
+        await fence(tx);
+        return this.failOrphan(row, 'gateway replica died', { replica_id: replica.id }, tx);
+      });
+      if (moved) failed += 1;
+    }
+    return failed;
+  }
+
+  private async failOrphan(
+    row: q.TaskRow,
+    reason: string,
+    extra: Record<string, unknown>,
+    db: Db = this.deps.db,
+  ): Promise<boolean> {
+    const here = row.host === this.store.host;
+    const summary = {
+      reason,
+      ...extra,
+      pid: row.pid,
+      // Only this host can look at the agent's pid; another host's stays unknown (null).
+      agent_pid_alive: row.pid === null ? false : here ? pidAlive(Number(row.pid)) : null,
+    };
+    return (
+      (await this.store.move(
+        row.id,
+        q.LIVE,
+        'failed',
+        'agent.task.failed',
+        { error: reason },
+        summary,
+        db,
+      )) !== undefined
+    );
   }
 
   /** Fails every task with a process here and stops the processes (SIGTERM, SIGKILL after the grace). */

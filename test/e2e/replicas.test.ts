@@ -21,7 +21,7 @@ import { freshStore, PG_URL, pgAvailable, type TestStore } from '../../src/store
  * flood and the survivor's drain of 300 take 20-60 s (the file about 75 s); `npm run bench replicas` measures the rates.
  */
 
-const FLOOD = 300;
+const FLOOD = Number(process.env.SWITCHBOARD_REPLICAS_FLOOD ?? 5000);
 /** One delivery in LAUNCH_EVERY is an `issues` event whose trigger launches a command: launches under the kills. */
 const LAUNCH_EVERY = 20;
 const CONCURRENCY = 24;
@@ -29,6 +29,13 @@ const SECRET = 'replicas-github-secret';
 const ADMIN = 'admin-key-for-the-replicas-test';
 const AGENT = 'agent-key-for-the-replicas-test';
 const APPROVER = 'approver-key-for-the-replicas-test';
+
+/**
+ * A long task's agent: runs until its gateway dies (it then exits by itself: nothing is left behind),
+ * so the replica that launched it holds a running task when it is SIGKILLed.
+ */
+const HOLD_WHILE_PARENT_LIVES =
+  'const p = process.ppid; setInterval(() => { try { process.kill(p, 0) } catch { process.exit(0) } }, 300)';
 
 const CONFIG = `data_dir: ./data
 server: { host: 127.0.0.1, port: 0 }
@@ -47,8 +54,12 @@ triggers:
     action: { type: notify }
   - id: on-issue
     source: github
-    when: 'event.name == "issues"'
+    when: 'event.name == "issues" && payload.action == "opened"'
     action: { type: command, command: ['${process.execPath}', '-e', '0'], max_runtime_seconds: 30 }
+  - id: long-task
+    source: github
+    when: 'event.name == "issues" && payload.action == "labeled"'
+    action: { type: command, command: ['${process.execPath}', '-e', '${HOLD_WHILE_PARENT_LIVES}'], max_runtime_seconds: 600 }
 rules:
   - id: deploys-need-a-person
     when: 'tool == "Bash" && input.command.startsWith("deploy")'
@@ -309,6 +320,34 @@ describe.runIf(await pgAvailable())('three replicas on one PostgreSQL database',
       }
     })();
 
+    // Before the flood, a long task running on every replica: the two that die hold one each.
+    const labeled = githubExample('issues', 'labeled');
+    let held = 0;
+    const longTasks = () =>
+      check.query<{ id: string; state: string; gateway_pid: number | null; error: string | null }>({
+        text: `SELECT t.id, t.state, t.gateway_pid, t.error FROM tasks t
+               JOIN ingress_runs r ON t.launch_key = r.id WHERE r.trigger_id = 'long-task'`,
+      });
+    await waitFor(
+      'a long task on each replica',
+      async () => {
+        const pids = new Set(
+          (await longTasks()).filter((t) => t.state === 'working').map((t) => Number(t.gateway_pid)),
+        );
+        if (replicas.every((r) => pids.has(r.child.pid!))) return true;
+        const d = await githubDelivery('issues', labeled, { secret: SECRET, delivery: `long-${++held}` });
+        const res = await fetch(`${replicas[held % 3]!.url}/v1/ingress/github`, {
+          method: 'POST',
+          headers: d.headers,
+          body: d.body,
+        });
+        await res.arrayBuffer();
+        await sleep(300);
+        return undefined;
+      },
+      60_000,
+    );
+
     const leader = byId.get(first.replica_id)!;
     const follower = replicas.find((r) => r !== leader)!;
     const acked: string[] = [];
@@ -387,7 +426,7 @@ describe.runIf(await pgAvailable())('three replicas on one PostgreSQL database',
         const missing = acked.filter((id) => !m.has(id));
         return missing.length === 0 ? m : undefined;
       },
-      60_000,
+      300_000,
     );
     // Runs the dead replicas were launching: their 5-minute lease moved into the past too.
     await check.query({ text: `UPDATE ingress_runs SET updated_at = 0 WHERE state = 'launching'` });
@@ -433,6 +472,28 @@ describe.runIf(await pgAvailable())('three replicas on one PostgreSQL database',
       runsByDelivery.set(r.delivery_id, (runsByDelivery.get(r.delivery_id) ?? 0) + 1);
     }
     for (const id of launches) expect(runsByDelivery.get(id), id).toBe(1);
+    // The dead replicas' running tasks were failed by the survivor's sweep, as a restart fails them
+    // (never relaunched), and their runs ended; the survivor's own long task still runs.
+    const killed = new Set(killedPids);
+    const swept = await waitFor(
+      'the leader to fail the dead replicas’ tasks',
+      async () => {
+        const rows = await longTasks();
+        const left = rows.filter((t) => killed.has(Number(t.gateway_pid)) && t.state !== 'failed');
+        return left.length === 0 ? rows : undefined;
+      },
+      30_000,
+    );
+    for (const t of swept) {
+      if (killed.has(Number(t.gateway_pid))) expect(t.error, t.id).toBe('gateway replica died');
+      else if (Number(t.gateway_pid) === survivor.child.pid) expect(t.state, t.id).toBe('working');
+    }
+    const longRuns = await check.query<{ state: string; gateway_pid: number | null; n: number }>({
+      text: `SELECT r.state, t.gateway_pid, count(*)::int AS n FROM ingress_runs r
+             JOIN tasks t ON t.launch_key = r.id WHERE r.trigger_id = 'long-task' GROUP BY 1, 2`,
+    });
+    for (const r of longRuns)
+      if (killed.has(Number(r.gateway_pid))) expect(r.state, JSON.stringify(r)).not.toBe('active');
     const [submitted] = await check.query<{ n: number }>({
       text: `SELECT count(*)::int AS n FROM events WHERE type = 'agent.task.submitted'`,
     });
@@ -465,5 +526,5 @@ describe.runIf(await pgAvailable())('three replicas on one PostgreSQL database',
     process.stdout.write(
       `replicas e2e: ${acked.length}/${FLOOD} acknowledged in ${floodMs} ms across 3 replicas (2 SIGKILLed), ${launches.length} launches, ${terms.length} terms\n`,
     );
-  }, 150_000);
+  }, 900_000);
 });
