@@ -140,6 +140,9 @@ async function readView(
   e: Election,
   cfg: { heartbeat_ms: number; lease_ms: number },
 ): Promise<ClusterView> {
+  // This replica's own belief first: read after the lease, a heartbeat taking the lease in between
+  // would show this replica leading beside the lease row it just replaced.
+  const self = { id: e.replicaId, leader: e.isLeader(), fencing_token: e.fencingToken() ?? null };
   const now = Number((await one<{ now: number }>(db, q.selectNow(db.dialect)))!.now);
   const lease = await one<q.LeaseRow>(db, q.selectLease());
   const live = lease && Number(lease.expires_at) > now ? lease : undefined;
@@ -147,7 +150,7 @@ async function readView(
   const terms = await db.query<q.TermRow>(q.listTerms(VIEW_LIMIT));
   const iso = (ms: number | string) => new Date(Number(ms)).toISOString();
   return {
-    self: { id: e.replicaId, leader: e.isLeader(), fencing_token: e.fencingToken() ?? null },
+    self,
     store: db.dialect,
     leader: live
       ? {
