@@ -5,7 +5,7 @@ import type { Db, Sql } from '../store/port.js';
 import { markProcessed, wasProcessed } from './inbox.js';
 import type { EventLog, HandedEvent } from './log.js';
 import { BUS_TOPIC } from './log.js';
-import { claimOutbox, deleteOutboxRows, releaseOutboxRow } from './sql.js';
+import { claimOutbox, claimOutboxFollowers, deleteOutboxRows, releaseOutboxRow } from './sql.js';
 import { prefix } from '../text/index.js';
 
 export interface Subscriber {
@@ -59,6 +59,14 @@ export interface RelayOptions {
   /** After this many failed attempts a row is parked as `dead` and stops blocking its correlation. */
   maxAttempts?: number;
   concurrency?: number;
+  /**
+   * Pipelined (the NATS relay): a claim takes the ready rows queued behind each correlation it holds
+   * too (`claimOutboxFollowers`), every correlation's rows go to one chain that hands them out one
+   * after another, and the next claim runs while chains still work, until `batchSize × PIPELINE_DEPTH`
+   * rows are out. Up to `concurrency` subscriber calls run at once, at most one per correlation. Off:
+   * one row per correlation per claim, and a claimed batch is finished before the next claim.
+   */
+  pipeline?: boolean;
   logger?: Logger;
   now?: () => number;
 }
@@ -70,6 +78,8 @@ const ACK_CHUNK = 500;
 
 /** Claim rounds per transaction: each round can free one more row of every correlation it finished. */
 const CLAIM_ROUNDS = 4;
+/** A pipelined relay holds at most this many batches claimed and not yet handled. */
+const PIPELINE_DEPTH = 4;
 
 export const RELAY_DEFAULTS = {
   topic: BUS_TOPIC,
@@ -79,6 +89,7 @@ export const RELAY_DEFAULTS = {
   maxBackoffMs: 5 * 60_000,
   maxAttempts: 25,
   concurrency: 8,
+  pipeline: false,
 };
 
 /** What the relay has done since it was built (for `/metrics` and the bench). */
@@ -97,6 +108,7 @@ export interface RelayStats {
 interface ClaimedRow {
   id: number;
   event_id: string;
+  correlation_id: string;
   attempts: number;
   /** The event's type, read with the claim: a row no subscriber accepts needs no body read. */
   type: string | null;
@@ -198,7 +210,9 @@ export class Relay {
   async drain(maxRounds = 10_000): Promise<void> {
     await this.idle;
     for (let i = 0; i < maxRounds; i++) {
-      if ((await this.runOnce()) === 0) break;
+      const n = await this.runOnce();
+      await this.idle; // a pipelined pass returns before its chains finish
+      if (n === 0) break;
     }
     await this.flushDone();
   }
@@ -223,10 +237,16 @@ export class Relay {
    * path behind it. Handled rows are acknowledged with the next claim (the loop's poll), in one batch.
    */
   private take(rows: HandedEvent[]): void {
+    this.counts.handoffs += rows.length;
+    this.chain(rows.map((r) => ({ ...r, attempts: 0 })));
+  }
+
+  /** Appends each row to its correlation's chain (hand-offs, and a pipelined relay's claims). */
+  private chain(rows: (HandedEvent & { attempts: number })[]): void {
+    if (rows.length === 0) return;
     if (this.handing === 0) this.idle = new Promise((resolve) => (this.settle = resolve));
     for (const row of rows) {
       this.handing++;
-      this.counts.handoffs++;
       const key = row.envelope.correlation_id;
       const chain = this.chains.get(key) ?? { tail: Promise.resolve(), failed: false };
       const tail = chain.tail.then(() => this.handOne(row, chain));
@@ -235,12 +255,13 @@ export class Relay {
       void tail.finally(() => {
         if (this.chains.get(key)?.tail === tail) this.chains.delete(key);
         if (--this.handing === 0) this.settle?.();
+        if (this.handing <= this.room - this.opts.batchSize) this.roomWaiter?.();
         if (this.done.length >= ACK_CHUNK) this.worker?.wake();
       });
     }
   }
 
-  private async handOne(row: HandedEvent, chain: { failed: boolean }): Promise<void> {
+  private async handOne(row: HandedEvent & { attempts: number }, chain: { failed: boolean }): Promise<void> {
     if (chain.failed) {
       // An earlier event of the correlation failed and waits for its retry: this one queues behind it.
       await this.db
@@ -248,7 +269,7 @@ export class Relay {
           releaseOutboxRow({
             id: row.id,
             status: 'pending',
-            attempts: 0,
+            attempts: row.attempts,
             availableAt: this.opts.now(),
             error: 'an earlier event of its correlation failed; relayed after it',
           }),
@@ -266,7 +287,13 @@ export class Relay {
     await this.slot();
     try {
       const ok = await this.process(
-        { id: row.id, event_id: row.envelope.event_id, attempts: 0, type: row.envelope.type },
+        {
+          id: row.id,
+          event_id: row.envelope.event_id,
+          correlation_id: row.envelope.correlation_id,
+          attempts: row.attempts,
+          type: row.envelope.type,
+        },
         row.envelope,
       );
       if (!ok) {
@@ -287,6 +314,7 @@ export class Relay {
 
   /** Claims one batch and hands each row to the subscribers; returns how many rows it claimed. */
   async runOnce(): Promise<number> {
+    if (this.opts.pipeline) return this.runPipelined();
     const { rows, finished, more } = await this.claim();
     this.more = more;
     // The batch's bodies in one read instead of one per row (a row missing here is read on its own).
@@ -302,6 +330,40 @@ export class Relay {
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.opts.concurrency, rows.length) }, worker));
+    return rows.length + finished;
+  }
+
+  /** Rows handed to chains and not finished that make a pipelined relay wait before it claims more. */
+  private get room(): number {
+    return this.opts.batchSize * PIPELINE_DEPTH;
+  }
+
+  private roomWaiter: (() => void) | undefined;
+
+  /**
+   * A pipelined pass: waits until fewer than `room` rows are out, claims (heads and the runs behind
+   * them), reads the bodies in one query and appends each row to its correlation's chain; it returns
+   * without waiting for them, so the next claim overlaps the publishing.
+   */
+  private async runPipelined(): Promise<number> {
+    // Claims come a batch at a time: with rows out, wait until a batch's worth has room.
+    while (this.handing > this.room - this.opts.batchSize)
+      await new Promise<void>((r) => (this.roomWaiter = r));
+    this.roomWaiter = undefined;
+    const { rows, finished, more } = await this.claim();
+    this.more = more;
+    if (rows.length === 0) return finished;
+    const bodies = await this.log.getMany(rows.map((r) => r.event_id)).catch(() => undefined);
+    const ready: (HandedEvent & { attempts: number })[] = [];
+    // A correlation's rows join its chain oldest first (RETURNING promises no order).
+    rows.sort((a, b) => Number(a.id) - Number(b.id));
+    for (const row of rows) {
+      const envelope = bodies?.get(row.event_id) ?? (await this.log.get(row.event_id))?.envelope;
+      if (envelope) ready.push({ id: row.id, envelope, attempts: Number(row.attempts) });
+      // Not in the log: process() records the failure on the row as the batch path does.
+      else await this.process(row);
+    }
+    this.chain(ready);
     return rows.length + finished;
   }
 
@@ -323,6 +385,11 @@ export class Relay {
         let more = true;
         for (let round = 0; round < CLAIM_ROUNDS; round++) {
           const rows = await tx.query<ClaimedRow>(this.claimSql());
+          // Pipelined: the ready rows behind the heads just taken, and behind those still out.
+          if (this.opts.pipeline) {
+            const limit = this.room - this.handing - work.length - rows.length;
+            if (limit > 0) rows.push(...(await tx.query<ClaimedRow>(this.followersSql(limit))));
+          }
           this.counts.claimedRows += rows.length;
           const idle = rows.filter((r) => r.type !== null && !this.wanted(r.type));
           work.push(...rows.filter((r) => r.type === null || this.wanted(r.type)));
@@ -346,6 +413,17 @@ export class Relay {
 
   private wanted(type: string): boolean {
     return this.subscribers.some((s) => s.accepts(type));
+  }
+
+  private followersSql(limit: number): Sql {
+    const now = this.opts.now();
+    return claimOutboxFollowers(this.db.dialect, {
+      topic: this.opts.topic,
+      now,
+      leaseUntil: now + this.opts.leaseMs,
+      claimedBy: `claimed by ${this.workerId}`,
+      limit,
+    });
   }
 
   private claimSql(): Sql {

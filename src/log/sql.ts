@@ -262,7 +262,55 @@ export function claimOutbox(
                    WHERE p.correlation_id = o.correlation_id AND p.topic = o.topic AND p.id < o.id
                      AND p.status IN ('pending', 'claimed'))
                ORDER BY o.id LIMIT $5 ${lock})
-             RETURNING id, event_id, attempts,
+             RETURNING id, event_id, attempts, correlation_id,
+               (SELECT e.type FROM events e WHERE e.event_id = outbox.event_id) AS type`,
+    values: [c.leaseUntil, c.claimedBy, c.topic, c.now, c.limit],
+  };
+}
+
+/**
+ * The rows queued behind correlations whose oldest open row this worker holds (`claimedBy`, under a
+ * live lease): the run of ready `pending` rows that follows it, up to the first row that is not ready
+ * (a retry waiting out its delay) or held by another worker. Run after `claimOutbox` in the same
+ * transaction, it lets one claim take many rows of a correlation, which the relay then hands out one
+ * after another (a pipelined relay, `RelayOptions.pipeline`). No other worker can claim these rows
+ * meanwhile: `claimOutbox` takes only a correlation's oldest open row, and this statement only behind
+ * a head the claimer holds; so no `SKIP LOCKED` is needed either.
+ */
+export function claimOutboxFollowers(
+  dialect: Dialect,
+  c: {
+    topic: string;
+    now: number;
+    leaseUntil: number;
+    claimedBy: string;
+    limit: number;
+  },
+): Sql {
+  // Per correlation, not per row: the correlations whose oldest open row is the claimer's, then the
+  // first row of each that stops the run (not ready, or another's), then the ready rows before it,
+  // read through the correlation index (SQLite would otherwise scan every ready row per correlation).
+  return {
+    text: `WITH held AS MATERIALIZED (
+               SELECT DISTINCT h.correlation_id FROM outbox h
+               WHERE h.topic = $3 AND h.status = 'claimed' AND h.last_error = $2 AND h.lease_until >= $4
+                 AND h.id = (SELECT min(f.id) FROM outbox f
+                             WHERE f.correlation_id = h.correlation_id AND f.topic = h.topic
+                               AND f.status IN ('pending', 'claimed'))),
+             runs AS MATERIALIZED (
+               SELECT held.correlation_id,
+                 (SELECT min(p.id) FROM outbox p
+                  WHERE p.correlation_id = held.correlation_id AND p.topic = $3
+                    AND ((p.status = 'pending' AND p.available_at > $4)
+                      OR (p.status = 'claimed' AND (p.last_error <> $2 OR p.lease_until < $4)))) AS stop
+               FROM held)
+           UPDATE outbox SET status = 'claimed', lease_until = $1, last_error = $2
+             WHERE id IN (
+               SELECT o.id FROM runs r CROSS JOIN outbox o${dialect === 'sqlite' ? ' INDEXED BY outbox_correlation' : ''}
+               WHERE o.correlation_id = r.correlation_id AND o.id < coalesce(r.stop, ${Number.MAX_SAFE_INTEGER})
+                 AND o.topic = $3 AND o.status = 'pending' AND o.available_at <= $4
+               ORDER BY o.id LIMIT $5)
+             RETURNING id, event_id, attempts, correlation_id,
                (SELECT e.type FROM events e WHERE e.event_id = outbox.event_id) AS type`,
     values: [c.leaseUntil, c.claimedBy, c.topic, c.now, c.limit],
   };

@@ -17,11 +17,16 @@ export const NATS_SUBSCRIBER = 'nats';
  */
 export const NATS_RETRY_MAX_MS = 5000;
 /**
- * Publishes awaiting their PubAck at once. A claim holds one row per correlation (only the oldest open
- * row of each is claimable), so these never reorder a correlation; the bench gives the bare client as
- * many lanes.
+ * Publishes awaiting their PubAck at once, at most one per correlation: the pipelined relay hands a
+ * correlation's rows out one after another, so these never reorder a correlation; the bench gives the
+ * bare client as many lanes.
  */
 export const NATS_IN_FLIGHT = 32;
+/**
+ * Heads claimed per pass; the pipelined relay keeps up to four such batches out (claimed, read and
+ * queued on their correlations' chains), so a claim overlaps the publishing instead of waiting for it.
+ */
+export const NATS_BATCH = 500;
 /** Where `source` points when `server.public_url` is unset (CloudEvents wants a URI-reference). */
 const DEFAULT_GATEWAY_URI = 'urn:switchboard';
 
@@ -40,6 +45,8 @@ export function natsRelay(
     maxAttempts: Number.POSITIVE_INFINITY,
     maxBackoffMs: NATS_RETRY_MAX_MS,
     concurrency: NATS_IN_FLIGHT,
+    batchSize: NATS_BATCH,
+    pipeline: true,
     ...opts,
   });
   relay.subscribe({
