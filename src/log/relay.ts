@@ -255,7 +255,7 @@ export class Relay {
       void tail.finally(() => {
         if (this.chains.get(key)?.tail === tail) this.chains.delete(key);
         if (--this.handing === 0) this.settle?.();
-        if (this.handing <= this.room - this.opts.batchSize) this.roomWaiter?.();
+        this.roomWaiter?.(); // the pipelined pass re-checks whether it may claim
         if (this.done.length >= ACK_CHUNK) this.worker?.wake();
       });
     }
@@ -339,6 +339,8 @@ export class Relay {
   }
 
   private roomWaiter: (() => void) | undefined;
+  /** Whether the last pipelined claim found a whole batch (more may be ready at once). */
+  private lastFull = true;
 
   /**
    * A pipelined pass: waits until fewer than `room` rows are out, claims (heads and the runs behind
@@ -346,12 +348,16 @@ export class Relay {
    * without waiting for them, so the next claim overlaps the publishing.
    */
   private async runPipelined(): Promise<number> {
-    // Claims come a batch at a time: with rows out, wait until a batch's worth has room.
-    while (this.handing > this.room - this.opts.batchSize)
+    // Claims come a batch at a time: with rows out, wait until a batch's worth has room. After a
+    // claim that found less than a batch (rows trickling in as they are queued), wait for the chains
+    // to finish first, so the next claim takes what gathered meanwhile in one transaction instead of
+    // one claim per wake.
+    while (this.handing > this.room - this.opts.batchSize || (!this.lastFull && this.handing > 0))
       await new Promise<void>((r) => (this.roomWaiter = r));
     this.roomWaiter = undefined;
     const { rows, finished, more } = await this.claim();
     this.more = more;
+    this.lastFull = rows.length >= this.opts.batchSize;
     if (rows.length === 0) return finished;
     const bodies = await this.log.getMany(rows.map((r) => r.event_id)).catch(() => undefined);
     const ready: (HandedEvent & { attempts: number })[] = [];
