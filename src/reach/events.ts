@@ -34,6 +34,23 @@ export function intentOf(tool: Tool, params: Record<string, unknown>, c: TouchCa
   };
 }
 
+/**
+ * What the vault holds for a touch's params: the intent as the gate seals its own (`tool`, `input`,
+ * `action`, `resource`, `kind`, the untrusted mark), because the gate's `agent.tool.requested` points
+ * at this payload and a shadow run reads the intent back from it (gate/service/shadow.ts). Pinned by
+ * guard.test.ts, "seals the intent as the gate reads it back".
+ */
+export function sealedIntent(i: GateIntent): Record<string, unknown> {
+  return {
+    tool: i.tool,
+    action: i.action ?? null,
+    resource: i.resource ?? null,
+    input: i.input,
+    kind: i.kind ?? 'other',
+    ...(i.untrusted ? { untrusted: true } : {}),
+  };
+}
+
 export function requestedEvent(
   requestId: string,
   tool: Tool,

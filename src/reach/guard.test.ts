@@ -322,6 +322,32 @@ describe('the guard', () => {
     ]);
     expect(JSON.stringify(requested)).not.toContain('"n":2');
   });
+
+  it('seals the intent as the gate reads it back, so a shadow run re-decides a touch on its params', async () => {
+    const { body } = await r.touch({ tool_name: 'count.up', params: { n: 41 } });
+    expect(body.ok).toBe(true);
+    expect((await r.touch({ tool_name: 'count.up', params: { n: 40 } })).body.ok).toBe(true);
+    const draft = [
+      'rules:',
+      '  - id: no-41',
+      '    when: \'tool == "count.up" && kind == "other" && has(input.n) && input.n == 41\'',
+      '    decision: deny',
+      '    reason_code: NO_41',
+    ].join('\n');
+    const res = await r.t.app.request('/v1/policy/shadow', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth('admin') },
+      body: JSON.stringify({ policy_yaml: draft, since: '1h' }),
+    });
+    expect(res.status).toBe(200);
+    const report = (await res.json()) as {
+      changed: { tool: string; before: string; after: string; rule: string | null }[];
+    };
+    // Only the touch with n 41 is newly denied, by the draft's rule: the others' params read as they were.
+    expect(report.changed.filter((c) => c.tool === 'count.up' && c.after === 'deny')).toEqual([
+      expect.objectContaining({ before: 'allow', after: 'deny', rule: 'no-41' }),
+    ]);
+  });
 });
 
 describe('without a gate', () => {

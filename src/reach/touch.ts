@@ -4,7 +4,7 @@ import type { Db } from '../store/port.js';
 import { type ApprovalScope, type Asked, again, waitThenRun } from './approval.js';
 import { callbackProblem } from './callback.js';
 import type { Channel } from './config.js';
-import { approvalRequired, denial, intentOf, requestedEvent } from './events.js';
+import { approvalRequired, denial, intentOf, requestedEvent, sealedIntent } from './events.js';
 import { Concurrency } from './guard.js';
 import type { TouchCaller } from './port.js';
 import type { ParsedTouchRequest, TouchError, TouchResponse } from './protocol.js';
@@ -183,7 +183,7 @@ export class Reach {
           }),
         );
         if (inserted.length === 0) throw new Duplicate();
-        const sealed = await this.d.vault.put(JSON.stringify({ tool: tool.name, params }), {
+        const sealed = await this.d.vault.put(JSON.stringify(sealedIntent(intent)), {
           tenantId: this.d.tenant,
           ttlMs: this.d.vaultTtlMs,
           db: tx,
