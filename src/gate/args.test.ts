@@ -15,6 +15,23 @@ function policy(rules: unknown[]) {
 }
 
 describe('canonicalArgs', () => {
+  it('lists the adapter’s keys first, then the canonical ones, as `{ ...args, command, … }` would', () => {
+    const shapes = [
+      { command: 'ls', cwd: '/w' },
+      { url: 'https://a.example/x' },
+      { cwd: '/w', command: 'ls' },
+      { path: '/a', extra: 3, command: 'x' },
+      { paths: ['/a', '/b'] },
+      {},
+    ];
+    for (const args of shapes) {
+      const got = canonicalArgs({ kind: 'shell', args });
+      const spread = { ...args, ...Object.fromEntries(Object.entries(got).filter(([k]) => !(k in args))) };
+      expect(Object.keys(got)).toEqual(Object.keys({ ...args, ...got }));
+      expect(got).toEqual(spread);
+    }
+  });
+
   it('gives a shell intent its argv and commands, and every field CEL may ask for', () => {
     const a = canonicalArgs({ kind: 'shell', args: { command: 'cd x && git push -f', cwd: '/w' } });
     expect(a.argv).toEqual(['cd', 'x', '&&', 'git', 'push', '-f']);

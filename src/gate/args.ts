@@ -38,8 +38,7 @@ export function canonicalArgs(c: Classified): CanonicalArgs {
   let urls = list(a.urls);
   const url = text(a.url) || urls[0] || '';
   if (urls.length === 0 && url !== '') urls = [url];
-  return {
-    ...a,
+  const canonical: CanonicalArgs = {
     command,
     cwd: text(a.cwd),
     argv: shell.argv,
@@ -53,7 +52,33 @@ export function canonicalArgs(c: Classified): CanonicalArgs {
     server: text(a.server),
     tool: text(a.tool),
   };
+  // The keys in the order `{ ...a, command, … }` gives them (the adapter's first), without paying for
+  // that literal: spreading and then redefining a dozen keys costs ~8 µs. Most adapters name only
+  // keys in canonical order (`command`, `cwd`), and then `canonical` is already that object.
+  let i = 0;
+  let inOrder = true;
+  for (const key in a) if (CANONICAL_KEYS[i++] !== key) inOrder = false;
+  if (inOrder) return canonical;
+  const out: Record<string, unknown> = {};
+  for (const key in a) out[key] = Object.hasOwn(canonical, key) ? canonical[key] : a[key];
+  for (const key of CANONICAL_KEYS) if (!Object.hasOwn(out, key)) out[key] = canonical[key];
+  return out as CanonicalArgs;
 }
+
+const CANONICAL_KEYS = [
+  'command',
+  'cwd',
+  'argv',
+  'commands',
+  'path',
+  'paths',
+  'url',
+  'urls',
+  'host',
+  'query',
+  'server',
+  'tool',
+] as const;
 
 /** The host of a URL, lower case, without the port; `""` when it is not one. */
 export function hostOf(url: string): string {

@@ -1,5 +1,6 @@
 import { canonicalJson, sha256Hex } from '../envelope/digest.js';
 import { type CelProgram, compileCel } from './cel.js';
+import { HistoryTable, indexCondition, withIndex } from './history-index.js';
 import type { GateOptions, Policy, Rule } from './config.js';
 import type { PolicyProblem, RuleOrigin } from './load.js';
 import { buildToolSchemas, type ToolSchemaRegistry } from './schemas.js';
@@ -26,6 +27,8 @@ export interface CompiledPolicy {
   candidates(type: string, runtime: string | null, tool: string, kind?: string): readonly CompiledRule[];
   isReadOnly(tool: string): boolean;
   toolSchemas: ToolSchemaRegistry;
+  /** The `history.exists(h, …)` predicates answered from each session's index (history-index.ts). */
+  history: HistoryTable;
 }
 
 export type CompileResult = { ok: true; compiled: CompiledPolicy } | { ok: false; problems: PolicyProblem[] };
@@ -44,6 +47,7 @@ export function policyRevision(policy: Policy): string {
 export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = []): CompileResult {
   const problems: PolicyProblem[] = [];
   const rules: CompiledRule[] = [];
+  const history = new HistoryTable();
 
   policy.rules.forEach((rule, index) => {
     const origin = origins[index];
@@ -58,8 +62,10 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
     let when: CelProgram | undefined;
     if (rule.when.trim() !== 'true') {
       const compiled = compileCel(rule.when, 'bool');
-      if (compiled.ok) when = compiled.program;
-      else problem('when', origin?.when_line, compiled.message);
+      if (compiled.ok) {
+        const indexed = indexCondition(rule.when, compiled.program, history);
+        when = indexed ? withIndex(compiled.program, indexed) : compiled.program;
+      } else problem('when', origin?.when_line, compiled.message);
     }
     let inputExpr: CelProgram | undefined;
     if (rule.input_expr !== undefined) {
@@ -97,6 +103,7 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
       options: policy.gate,
       rules,
       toolSchemas: schemas.check,
+      history,
       isReadOnly: readOnly,
       candidates(type, runtime, tool, kind = 'other') {
         const key = `${type}\u0000${runtime ?? ''}\u0000${tool}\u0000${kind}`;

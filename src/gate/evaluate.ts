@@ -7,6 +7,7 @@ import { toolMatcher } from './compile.js';
 import { defaultGateOptions, type GateOptions } from './config.js';
 import { planDigest } from '../envelope/plan.js';
 import { canonicalArgs } from './args.js';
+import { type HistoryView, INDEX_VARIABLE } from './history-index.js';
 import type { Decision, DecisionKind, GateContext, Intent, MatchedRule, Plan, Risk } from './types.js';
 
 /** deny > defer > require_approval > modify > allow (seed 001); modify is an allow with changed input. */
@@ -108,7 +109,7 @@ function decide(
   const candidates = compiled.candidates(type, intent.runtime ?? null, intent.tool, intent.kind ?? 'other');
   let cel: CelContext | undefined;
   const celContext = () => {
-    cel ??= celContextFor(intent, ctx, type, now);
+    cel ??= celContextFor(compiled, intent, ctx, type, now);
     return cel;
   };
 
@@ -308,11 +309,18 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return out;
 }
 
-function celContextFor(intent: Intent, ctx: GateContext, type: string, now: Date): CelContext {
+function celContextFor(
+  compiled: CompiledPolicy,
+  intent: Intent,
+  ctx: GateContext,
+  type: string,
+  now: Date,
+): CelContext {
   const task = ctx.task ?? {};
   const kind = intent.kind ?? 'other';
   let args: unknown;
-  return {
+  let index: HistoryView | undefined | null = null;
+  const context = {
     tool: intent.tool,
     input: toCel(intent.input),
     kind,
@@ -322,7 +330,12 @@ function celContextFor(intent: Intent, ctx: GateContext, type: string, now: Date
       return args;
     },
     // Entries hold strings, bools and lists of strings only: CEL reads them as they are, no copy.
-    history: ctx.history ?? [],
+    history: ctx.window?.entries ?? ctx.history ?? [],
+    // The answers of indexed `history.exists` calls (history-index.ts): synced once, on first read.
+    get [INDEX_VARIABLE]() {
+      if (index === null) index = ctx.window?.index(compiled.history);
+      return index;
+    },
     session: {
       id: ctx.session?.id ?? null,
       untrusted: ctx.session?.untrusted ?? false,
@@ -343,6 +356,7 @@ function celContextFor(intent: Intent, ctx: GateContext, type: string, now: Date
     budgets: toCel(ctx.budgets ?? {}),
     now,
   };
+  return context as CelContext;
 }
 
 /** UTF-8 bytes of the input's JSON, or undefined when it is not a JSON object at all. */

@@ -1,4 +1,5 @@
 import { hostOf } from './args.js';
+import { type HistoryTable, type HistoryView, WindowIndex } from './history-index.js';
 import type { DecisionKind, HistoryEntry, Intent } from './types.js';
 
 /** CEL's `history` holds at most this many entries: the session's newest intents, newest last. */
@@ -66,6 +67,10 @@ export class HistoryWindow {
   readonly kinds: HistoryCounts = new Map();
   readonly hosts: HistoryCounts = new Map();
   readonly files: HistoryCounts = new Map();
+  /** Entries ever pushed: the indexes know which of theirs left by it. */
+  private pushed = 0;
+  /** One index per compiled policy that asked (history-index.ts); a replaced policy's goes with it. */
+  private readonly indexes = new WeakMap<HistoryTable, WindowIndex>();
 
   constructor(entries: readonly HistoryEntry[] = []) {
     for (const e of entries.slice(-HISTORY_LIMIT)) this.push(e);
@@ -73,8 +78,20 @@ export class HistoryWindow {
 
   push(entry: HistoryEntry): void {
     this.entries.push(entry);
+    this.pushed++;
     this.count(entry, 1n);
     if (this.entries.length > HISTORY_LIMIT) this.count(this.entries.shift()!, -1n);
+  }
+
+  /** The policy's `history.exists` answers over this window, brought up to date; undefined when it asks none. */
+  index(table: HistoryTable): HistoryView | undefined {
+    if (table.predicates.length === 0) return undefined;
+    let index = this.indexes.get(table);
+    if (!index) {
+      index = new WindowIndex(table, HISTORY_LIMIT);
+      this.indexes.set(table, index);
+    }
+    return index.sync(this.entries, this.pushed);
   }
 
   private count(e: HistoryEntry, by: bigint): void {

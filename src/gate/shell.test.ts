@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hasFlag, parseShell } from './shell.js';
+import { hasFlag, parseShell, parseShellSlow } from './shell.js';
 
 const programs = (command: string) => parseShell(command).commands.map((c) => c.program);
 
@@ -86,5 +86,41 @@ describe('hasFlag', () => {
     expect(hasFlag(['git', 'push', '--force=true'], '--force')).toBe(true);
     expect(hasFlag(['git', 'push', '--force-with-lease'], '--force')).toBe(false);
     expect(hasFlag(['rm', '--', '-f'], '-f')).toBe(false);
+  });
+});
+
+describe('the plain-text shortcut', () => {
+  it('reads random plain text to exactly the tokens and commands shell-quote gives', () => {
+    const alphabet = 'ab-./:@%+=,~^ \t&|;09_'.split('');
+    const words = [
+      'git',
+      'push',
+      '-f',
+      'sudo',
+      'env',
+      'A=1',
+      'bash',
+      '-c',
+      'eval',
+      '&&',
+      '||',
+      '|',
+      ';',
+      '&',
+    ];
+    const more = [';;', '|&', ';;&', ';&', 'nice', '-n', '5', '--', 'x=', '=', '~', '^', '%'];
+    const pool = [...words, ...more];
+    let x = 7;
+    const r = () => {
+      x = (x * 1103515245 + 12345) & 0x7fffffff;
+      return x / 0x7fffffff;
+    };
+    for (let n = 0; n < 5_000; n++) {
+      let text = '';
+      for (let i = Math.floor(r() * 12); i > 0; i--)
+        text +=
+          r() < 0.5 ? alphabet[Math.floor(r() * alphabet.length)] : ` ${pool[Math.floor(r() * pool.length)]}`;
+      expect(parseShell(text), JSON.stringify(text)).toEqual(parseShellSlow(text));
+    }
   });
 });

@@ -79,7 +79,42 @@ export function parseShell(command: string): ParsedShell {
   return out;
 }
 
+/** shell-quote's reading alone, without the plain-text shortcut: what the shortcut must equal. */
+export function parseShellSlow(command: string): ParsedShell {
+  plainShortcut = false;
+  try {
+    return parseShell(command);
+  } finally {
+    plainShortcut = true;
+  }
+}
+let plainShortcut = true;
+
+/**
+ * Text with nothing for a shell to interpret but spaces and the list operators `&&`, `||`, `|`, `;`,
+ * `&`: no quote, escape, `$`, backtick, glob, redirection, comment or newline. Most agent commands
+ * (`npm test`, `cd x && git push -f`) are like this, and they split by hand in a fraction of
+ * shell-quote's time, to the same tokens (shell.test.ts compares the two over random such text).
+ */
+const PLAIN = /^[A-Za-z0-9_\-./:@%+=,~^ \t&|;]*$/;
+const PLAIN_TOKEN = /[&|;]+|[^ \t&|;]+/g;
+/** shell-quote's control operators made of these three characters, in its order (`;;&`, `;&` too). */
+const PLAIN_OPS = /\|\||&&|;;&?|[;|]&|[&;|]/g;
+
+function plainTokens(text: string): ParseEntry[] {
+  const tokens: ParseEntry[] = [];
+  for (const [t] of text.matchAll(PLAIN_TOKEN)) {
+    if (t[0] !== '&' && t[0] !== '|' && t[0] !== ';') tokens.push(t);
+    else for (const [op] of t.matchAll(PLAIN_OPS)) tokens.push({ op } as ParseEntry);
+  }
+  return tokens;
+}
+
 function read(text: string, depth: number, out: ParsedShell, top: boolean): void {
+  if (plainShortcut && PLAIN.test(text)) {
+    readTokens(plainTokens(text), [], depth, out, top);
+    return;
+  }
   const { line, substitutions } = prepare(text);
   let tokens: ParseEntry[];
   try {
@@ -88,6 +123,16 @@ function read(text: string, depth: number, out: ParsedShell, top: boolean): void
   } catch {
     tokens = line.split(/\s+/).filter(Boolean);
   }
+  readTokens(tokens, substitutions, depth, out, top);
+}
+
+function readTokens(
+  tokens: readonly ParseEntry[],
+  substitutions: string[],
+  depth: number,
+  out: ParsedShell,
+  top: boolean,
+): void {
   let words: string[] = [];
   let skipNext = false;
   const flush = () => {

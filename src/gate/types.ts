@@ -1,6 +1,7 @@
 import type { Envelope, Risk } from '../envelope/envelope.js';
 import type { Plan } from '../envelope/plan.js';
 import type { CapabilityGrant, DecisionKind, GateDecision, MatchedRule } from './port.js';
+import type { HistoryWindow } from './history.js';
 import type { ToolArgs, ToolKind } from './kinds.js';
 
 export type { CapabilityGrant, DecisionKind, MatchedRule, Plan, Risk };
@@ -65,6 +66,11 @@ export interface GateContext {
   signer?: CapabilitySigner;
   /** The session's (or task's) earlier intents, oldest first; empty when none or unknown. */
   history?: readonly HistoryEntry[];
+  /**
+   * The window `history` comes from, when there is one: its entries are then `history`, and the
+   * policy's `history.exists(h, …)` predicates are answered from its index instead of a walk.
+   */
+  window?: HistoryWindow;
   /**
    * Facts about the session: `untrusted` once it took outside content in; counts over `history` by
    * kind, host and file name (history.ts, `HistoryWindow`).

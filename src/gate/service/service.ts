@@ -175,6 +175,7 @@ export class Gate implements GateService {
       },
       frozen: await this.d.incidents.isFrozen(tenant, ctx.principal.name),
       history: history?.window.entries ?? [],
+      ...(history ? { window: history.window } : {}),
       session: {
         id: intent.session_id ?? null,
         untrusted: history?.untrustedSince != null || view?.untrusted_input === true,

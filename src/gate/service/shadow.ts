@@ -119,6 +119,7 @@ function redecide(
     envelope: p.envelope,
     frozen: facts.frozen,
     history: h?.window.entries ?? [],
+    ...(h ? { window: h.window } : {}),
     session: {
       id: e.execution.session_id,
       untrusted: (h?.untrusted ?? false) || facts.fromWebhook,
