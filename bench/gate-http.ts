@@ -101,9 +101,15 @@ async function benchOne(sync: 'full' | 'normal'): Promise<string[]> {
       input: { command: 'npm test', description: 'Run tests', timeout: 120000 },
       runtime: 'claude-code',
     });
+    // CPU of this process (every thread: HTTP, the gate, the SQLite writer) per answered request: the
+    // figure that says what a request costs us when latency is the scheduler's (a loaded machine).
+    let cpu = process.cpuUsage();
     const health = await load(dir, `${server.url}/healthz`, 'GET', '', {});
+    const healthCpu = cpuPer(process.cpuUsage(cpu), health.ok);
     const c0 = costs(server.services);
+    cpu = process.cpuUsage();
     const ours = await load(dir, `${server.url}/v1/gate/evaluate`, 'POST', body, headers);
+    const oursCpu = cpuPer(process.cpuUsage(cpu), ours.ok);
     const c1 = costs(server.services);
     const after = loadavg();
     const la = (l: number[]) => l.map((x) => x.toFixed(1)).join(' ');
@@ -120,12 +126,21 @@ async function benchOne(sync: 'full' | 'normal'): Promise<string[]> {
         `p50 ${ours.p50} ms, p90 ${ours.p90} ms, p99 ${ours.p99} ms, max ${ours.max} ms (target p99 < 5 ms)`,
       ),
       line('  2xx / non-2xx / errors', `${ours.ok} / ${ours.non2xx} / ${ours.errors}`),
+      line(
+        '  server CPU per request',
+        `${oursCpu.toFixed(0)} µs`,
+        `GET /healthz ${healthCpu.toFixed(0)} µs in the same run`,
+      ),
       costLine('  per decision', c0, c1, ours.ok),
     ];
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function cpuPer(used: NodeJS.CpuUsage, requests: number): number {
+  return (used.user + used.system) / Math.max(1, requests);
 }
 
 // `npx tsx bench/gate-http.ts` runs this section alone.

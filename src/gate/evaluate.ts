@@ -316,13 +316,20 @@ function celContextFor(
   type: string,
   now: Date,
 ): CelContext {
-  const task = ctx.task ?? {};
+  const facts = ctx.task ?? {};
   const kind = intent.kind ?? 'other';
   let args: unknown;
+  let input: unknown;
+  let task: unknown;
+  let envelope: unknown;
+  let budgets: unknown;
   let index: HistoryView | undefined | null = null;
   const context = {
     tool: intent.tool,
-    input: toCel(intent.input),
+    get input() {
+      input ??= toCel(intent.input);
+      return input;
+    },
     kind,
     // Parsing a shell line costs microseconds: only a rule that reads `args` pays for it.
     get args() {
@@ -346,14 +353,24 @@ function celContextFor(
     action: intent.action ?? null,
     resource: intent.resource ?? null,
     runtime: intent.runtime ?? null,
-    task: toCel({
-      id: task.id ?? null,
-      owner: task.owner ?? null,
-      steps: task.steps ?? 0,
-      wall_time_seconds: task.wall_time_seconds ?? 0,
-    }),
-    envelope: toCel(ctx.envelope ?? { type }),
-    budgets: toCel(ctx.budgets ?? {}),
+    // The same for the rest: each is converted for CEL the first time a rule reads it, then kept.
+    get task() {
+      task ??= toCel({
+        id: facts.id ?? null,
+        owner: facts.owner ?? null,
+        steps: facts.steps ?? 0,
+        wall_time_seconds: facts.wall_time_seconds ?? 0,
+      });
+      return task;
+    },
+    get envelope() {
+      envelope ??= toCel(ctx.envelope ?? { type });
+      return envelope;
+    },
+    get budgets() {
+      budgets ??= toCel(ctx.budgets ?? {});
+      return budgets;
+    },
     now,
   };
   return context as CelContext;
