@@ -262,7 +262,7 @@ export class WindowIndex {
     private readonly capacity: number,
   ) {
     const n = table.predicates.length;
-    this.outcomes = Array.from({ length: n }, () => new Array<Outcome>(capacity));
+    this.outcomes = Array.from({ length: n }, (): Outcome[] => []);
     this.held = new Array<number>(n).fill(0);
     this.failed = new Array<number>(n).fill(0);
     this.values = Array.from({ length: n }, () => new Map());
