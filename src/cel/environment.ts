@@ -13,7 +13,7 @@ import { Environment } from '@marcbachmann/cel-js';
 export type CelVariables = Readonly<Record<string, string>>;
 
 /** What an expression must give. `dyn` always passes the check and is looked at when it runs. */
-export type CelExpect = 'bool' | 'map' | 'string';
+export type CelExpect = 'bool' | 'map' | 'string' | 'dyn';
 
 export type CelCompiled<P> = { ok: true; program: P } | { ok: false; message: string };
 
@@ -68,7 +68,11 @@ export function celEnvironment(spec: CelEnvironmentSpec): CelEnvironment {
         const checked = parsed.check();
         if (!checked.valid) return { ok: false, message: explainTypeError(checked.error, spec) };
         const type = checked.type ?? 'dyn';
-        const fits = type === 'dyn' || type === expect || (expect === 'map' && type.startsWith('map'));
+        const fits =
+          type === 'dyn' ||
+          expect === 'dyn' ||
+          type === expect ||
+          (expect === 'map' && type.startsWith('map'));
         if (!fits) return { ok: false, message: `the expression gives ${type}, not ${expect}` };
         return { ok: true, program: parsed as unknown as P };
       } catch (err) {

@@ -150,13 +150,19 @@ export function indexCondition(
   if (!isNode(ast)) return undefined;
   const edits: { start: number; end: number; text: string }[] = [];
   const uses: number[] = [];
+  const replaced = new Map<AstNode, unknown>();
 
   const visit = (node: AstNode, bound: ReadonlySet<string>) => {
     if (node.op === 'rcall' && Array.isArray(node.args)) {
       const [method, target, rest] = node.args as [unknown, unknown, unknown];
       if (method === 'exists' && isNode(target) && target.op === 'id' && target.args === 'history') {
-        const edit = !bound.has('history') && Array.isArray(rest) ? indexExists(rest, node) : undefined;
-        if (edit) {
+        const edit =
+          !bound.has('history') && Array.isArray(rest) ? indexExists(rest, node, bound) : undefined;
+        const alone = edit
+          ? indexedEnvironment.compile<CelProgram & { ast?: unknown }>(edit.edit.text, 'dyn')
+          : undefined;
+        if (edit && alone?.ok) {
+          replaced.set(node, shape(alone.program.ast));
           edits.push(edit.edit);
           uses.push(edit.id);
           return;
@@ -175,7 +181,7 @@ export function indexCondition(
     for (const c of children(node)) visit(c, bound);
   };
 
-  const indexExists = (rest: unknown[], call: AstNode) => {
+  const indexExists = (rest: unknown[], call: AstNode, bound: ReadonlySet<string>) => {
     const [variable, body] = rest as [unknown, unknown];
     if (rest.length !== 2 || !isNode(variable) || variable.op !== 'id' || !isNode(body)) return undefined;
     const name = variable.args as string;
@@ -197,6 +203,11 @@ export function indexCondition(
     const field = entryField(a, name) ?? entryField(b, name);
     const other = entryField(a, name) ? b : a;
     if (!field || mentions(other, name)) return undefined;
+    // E stays where it was, but it is checked alone: a name a macro around the call binds cannot be.
+    for (const b of bound) if (mentions(other, b)) return undefined;
+    const alone = indexedEnvironment.compile<CelProgram & { ast?: unknown }>(slice(other), 'dyn');
+    if (!alone.ok || JSON.stringify(shape(alone.program.ast)) !== JSON.stringify(shape(other)))
+      return undefined;
     const rest2 = parts.filter((p) => p !== eq);
     const tests = rest2.map((p) => compileClosed(slice(p), name, p));
     if (tests.some((t) => t === undefined)) return undefined;
@@ -223,8 +234,17 @@ export function indexCondition(
   edits.sort((x, y) => y.start - x.start);
   let text = source;
   for (const e of edits) text = text.slice(0, e.start) + e.text + text.slice(e.end);
-  const compiled = indexedEnvironment.compile<CelProgram>(text, 'bool');
+  const compiled = indexedEnvironment.compile<CelProgram & { ast?: unknown }>(text, 'bool');
   if (!compiled.ok) return undefined;
+  // The rewrite must be the original with each replaced call, and nothing else, changed.
+  const expected = (v: unknown): unknown => {
+    const r = isNode(v) ? replaced.get(v) : undefined;
+    if (r !== undefined) return r;
+    if (Array.isArray(v)) return v.map(expected);
+    if (isNode(v)) return { op: v.op, args: expected(v.args) };
+    return shape(v);
+  };
+  if (JSON.stringify(shape(compiled.program.ast)) !== JSON.stringify(expected(ast))) return undefined;
   return { program: compiled.program, uses };
 }
 
