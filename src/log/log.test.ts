@@ -74,6 +74,59 @@ describe.each(DIALECTS)('event log on %s', (dialect) => {
     expect((await verifyChain(store.db)).ok).toBe(true);
   });
 
+  it('writes a transaction’s appends at its end, as one write: the head read and moved once, the events visible to get() before', async () => {
+    const log = await logWith(1);
+    const stats = () => store.db.stats?.() ?? { commits: 0, transactions: 0, statements: 0 };
+    const before = stats();
+    const seen = await store.db.tx(async (tx) => {
+      const a = await log.append({ type: 'agent.tool.requested', correlation_id: 'cx' }, tx);
+      await log.appendMany(
+        [
+          { type: 'agent.tool.authorized', correlation_id: 'cx', causation_id: a.event_id },
+          { type: 'agent.tool.completed', correlation_id: 'cx', causation_id: a.event_id },
+        ],
+        tx,
+      );
+      // Nothing is in the table yet, but the transaction reads its own event through the log.
+      const [row] = await tx.query<{ n: number }>({ text: 'SELECT COUNT(*) AS n FROM events' });
+      return {
+        rows: Number(row!.n),
+        got: (await log.get(a.event_id, tx))?.envelope.event_id,
+        id: a.event_id,
+      };
+    });
+    expect(seen.rows).toBe(1);
+    expect(seen.got).toBe(seen.id);
+    const after = stats();
+    // SQLite: head, events, outbox, head; PostgreSQL: one chained statement, plus the COUNT either way.
+    expect(after.statements - before.statements).toBe(dialect === 'sqlite' ? 5 : 2);
+    const types = (await log.list({ correlationId: 'cx' })).map((e) => [e.seq, e.envelope.type]);
+    expect(types).toEqual([
+      [2, 'agent.tool.requested'],
+      [3, 'agent.tool.authorized'],
+      [4, 'agent.tool.completed'],
+    ]);
+    expect(await log.outboxDepth()).toBe(4);
+    expect((await verifyChain(store.db)).ok).toBe(true);
+  });
+
+  it('fails the transaction when its events cannot be written at its end, keeping nothing of it', async () => {
+    const log = await logWith(1);
+    const [first] = await log.list({ limit: 1 });
+    await expect(
+      store.db.tx(async (tx) => {
+        await tx.query({
+          text: `INSERT INTO outbox (event_id, topic, correlation_id, status, attempts, available_at, created_at) VALUES ('evt_x', 'bus', 'c', 'pending', 0, 0, 0)`,
+        });
+        // The same event id again: refused by the events table's key when the transaction ends.
+        await log.append({ type: 'agent.tool.requested', event_id: first!.envelope.event_id }, tx);
+      }),
+    ).rejects.toThrow();
+    expect(await log.outboxDepth()).toBe(1);
+    expect(await log.lastSeq()).toBe(1);
+    expect((await verifyChain(store.db)).ok).toBe(true);
+  });
+
   it('appends a batch in order with one chain, each event with its outbox row, in one statement on PostgreSQL', async () => {
     const log = await logWith(3);
     const stats = () => store.db.stats?.() ?? { commits: 0, transactions: 0, statements: 0 };

@@ -16,6 +16,10 @@ import * as q from './sql.js';
 export const BUS_TOPIC = 'bus';
 /** Rows per INSERT of `enqueue` (two parameters each, well under SQLite's bound-parameter limit). */
 const ENQUEUE_CHUNK = 400;
+/** Events per INSERT on SQLite (13 parameters each, well under its bound-parameter limit). */
+const INSERT_CHUNK = 200;
+/** Events per chained append statement on PostgreSQL (its arrays have no small bound; this keeps a statement modest). */
+const PG_APPEND_CHUNK = 1000;
 /** Ids per query of `getMany` (well under SQLite's bound-parameter limit). */
 const GET_CHUNK = 500;
 /** A page of `list` is capped so an unfiltered `GET /v1/events` cannot load the whole log. */
@@ -70,6 +74,8 @@ export interface DeadOutboxView {
 export class EventLog {
   private readonly listeners = new Set<() => void>();
   private handoff: Handoff | undefined;
+  /** Events appended in a transaction that has not reached its end yet, by the transaction's port. */
+  private readonly pending = new WeakMap<Db, Envelope[]>();
 
   constructor(
     private readonly db: Db,
@@ -119,9 +125,33 @@ export class EventLog {
         throw new AppError('validation_failed', `envelope ${env.type} is invalid`, problems);
       }
     }
-    if ((db ?? this.db).dialect === 'postgres') {
-      await this.appendPostgres(envelopes, now, db ?? this.db);
+    if (db?.inTransaction && db.beforeCommit) {
+      // In a caller's transaction the events wait for its end: every append of the transaction is then
+      // one write (the head read and moved once, the events in one INSERT), and on PostgreSQL the
+      // head's row lock is held for that write and the COMMIT only, not for the caller's other work.
+      let pending = this.pending.get(db);
+      if (!pending) {
+        const list: Envelope[] = [];
+        pending = list;
+        this.pending.set(db, list);
+        db.beforeCommit(() => {
+          this.pending.delete(db);
+          return this.write(list, db);
+        });
+      }
+      pending.push(...envelopes);
       return envelopes;
+    }
+    await this.write(envelopes, db ?? this.db);
+    return envelopes;
+  }
+
+  /** Chains and stores `envelopes` in one transaction (`db`'s when it is one). */
+  private async write(envelopes: Envelope[], db: Db): Promise<void> {
+    const now = this.now();
+    if (db.dialect === 'postgres') {
+      await this.appendPostgres(envelopes, now, db);
+      return;
     }
     const handoff = this.handoff?.wants() ? this.handoff : undefined;
     const handed: HandedEvent[] = [];
@@ -133,34 +163,40 @@ export class EventLog {
       if (!head) throw new Error('log_head row is missing: the store was not migrated');
       let seq = Number(head.seq);
       let hash = head.hash;
+      const rows: q.EventRow[] = [];
       for (const env of envelopes) {
         const body = canonicalJson(env);
         const prev = hash;
         seq += 1;
         hash = linkHash(prev, body);
-        await tx.query(
-          q.insertEvent({
-            seq,
-            ...eventColumns(env),
-            body,
-            prevHash: prev,
-            hash,
-            recordedAt: now,
-          }),
-        );
-        if (!handoff) {
-          await tx.query(q.insertOutbox(env.event_id, BUS_TOPIC, env.correlation_id, now));
-          queued++;
-          continue;
+        rows.push({ seq, ...eventColumns(env), body, prevHash: prev, hash, recordedAt: now });
+      }
+      for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+        await tx.query(q.insertEvents(rows.slice(i, i + INSERT_CHUNK)));
+      }
+      if (!handoff) {
+        for (let i = 0; i < envelopes.length; i += ENQUEUE_CHUNK) {
+          const chunk = envelopes.slice(i, i + ENQUEUE_CHUNK);
+          await tx.query(
+            q.insertOutboxMany(
+              chunk.map((e) => ({ eventId: e.event_id, correlationId: e.correlation_id })),
+              BUS_TOPIC,
+              now,
+            ),
+          );
         }
-        const [row] = await tx.query<{ id: number; status: string }>(
-          q.insertOutboxHandoff(env.event_id, BUS_TOPIC, env.correlation_id, now, {
-            marker: handoff.marker,
-            leaseUntil: now + handoff.leaseMs,
-          }),
-        );
-        if (row?.status === 'claimed') handed.push({ id: Number(row.id), envelope: env });
-        else queued++;
+        queued = envelopes.length;
+      } else {
+        for (const env of envelopes) {
+          const [row] = await tx.query<{ id: number; status: string }>(
+            q.insertOutboxHandoff(env.event_id, BUS_TOPIC, env.correlation_id, now, {
+              marker: handoff.marker,
+              leaseUntil: now + handoff.leaseMs,
+            }),
+          );
+          if (row?.status === 'claimed') handed.push({ id: Number(row.id), envelope: env });
+          else queued++;
+        }
       }
       await tx.query(q.updateHead(seq, hash));
     };
@@ -169,27 +205,30 @@ export class EventLog {
       // Rows written `pending` need the relay's claim; handed-off ones do not.
       if (queued > 0 || !handoff) this.notify();
     };
-    if (db?.inTransaction) {
+    if (db.inTransaction) {
       await write(db);
       // The caller's transaction commits later: wake the relay then, not now (it would find nothing).
       db.afterCommit(committed);
     } else {
-      await (db ?? this.db).tx(write);
+      await db.tx(write);
       committed();
     }
-    return envelopes;
   }
 
   private async appendPostgres(envelopes: Envelope[], now: number, db: Db): Promise<void> {
     // One statement is atomic on its own, and inside a caller's transaction it simply joins it.
-    const rows = await db.query(
-      q.appendPg(
-        envelopes.map((env) => ({ ...eventColumns(env), body: canonicalJson(env) })),
-        now,
-        BUS_TOPIC,
-      ),
-    );
-    if (rows.length !== 1) throw new Error('log_head row is missing: the store was not migrated');
+    for (let i = 0; i < envelopes.length; i += PG_APPEND_CHUNK) {
+      const rows = await db.query(
+        q.appendPg(
+          envelopes
+            .slice(i, i + PG_APPEND_CHUNK)
+            .map((env) => ({ ...eventColumns(env), body: canonicalJson(env) })),
+          now,
+          BUS_TOPIC,
+        ),
+      );
+      if (rows.length !== 1) throw new Error('log_head row is missing: the store was not migrated');
+    }
     if (db.inTransaction) db.afterCommit(() => this.notify());
     else this.notify();
   }
@@ -228,6 +267,9 @@ export class EventLog {
   }
 
   async get(eventId: string, db: Db = this.db): Promise<StoredEvent | undefined> {
+    // An event this transaction appended is not written before the transaction's end; it has no seq yet.
+    const waiting = this.pending.get(db)?.find((e) => e.event_id === eventId);
+    if (waiting) return { seq: 0, envelope: waiting };
     const row = (await db.query<{ seq: number; body: string }>(q.selectEventBody(eventId)))[0];
     return row ? { seq: Number(row.seq), envelope: JSON.parse(row.body) as Envelope } : undefined;
   }

@@ -24,13 +24,26 @@ export interface EventColumns {
   sessionId: string | null;
 }
 
-export function insertEvent(
-  row: EventColumns & { seq: number; body: string; prevHash: string; hash: string; recordedAt: number },
-): Sql {
+export type EventRow = EventColumns & {
+  seq: number;
+  body: string;
+  prevHash: string;
+  hash: string;
+  recordedAt: number;
+};
+
+const EVENT_COLUMNS = 13;
+
+/** Several chained events in one statement (SQLite), in seq order. */
+export function insertEvents(rows: readonly EventRow[]): Sql {
+  const marks = rows.map((_, r) => {
+    const base = r * EVENT_COLUMNS;
+    return `(${Array.from({ length: EVENT_COLUMNS }, (_, c) => `$${base + c + 1}`).join(', ')})`;
+  });
   return {
     text: `INSERT INTO events (seq, event_id, type, occurred_at, tenant_id, correlation_id, causation_id, task_id, session_id, body, prev_hash, hash, recorded_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-    values: [
+           VALUES ${marks.join(', ')}`,
+    values: rows.flatMap((row) => [
       row.seq,
       row.eventId,
       row.type,
@@ -44,7 +57,7 @@ export function insertEvent(
       row.prevHash,
       row.hash,
       row.recordedAt,
-    ],
+    ]),
   };
 }
 
@@ -61,6 +74,7 @@ export function appendPg(
 ): Sql {
   const column = (pick: (r: EventColumns & { body: string }) => string | null) => rows.map(pick);
   return {
+    prepare: 'log_append_v1',
     text: `WITH RECURSIVE h AS (SELECT seq, hash FROM log_head WHERE id = 1 FOR UPDATE),
       input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
                   WITH ORDINALITY AS t(event_id, type, occurred_at, tenant_id, correlation_id, causation_id, task_id, session_id, body, ord)),

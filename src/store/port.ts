@@ -9,6 +9,11 @@ export interface Sql {
   values?: readonly unknown[];
   /** Several statements, no parameters (migrations). */
   script?: boolean;
+  /**
+   * PostgreSQL: a name under which the statement is prepared once per connection, so a hot statement
+   * with a constant text skips parsing and planning on every run. Only for texts that never vary.
+   */
+  prepare?: string;
 }
 
 export type Row = Record<string, unknown>;
@@ -28,6 +33,13 @@ export interface Db {
    * worker (the relay, the delivery engine) without the race of waking it before the commit.
    */
   afterCommit(fn: () => void): void;
+  /**
+   * Transaction ports only: runs `fn` once the transaction's callback has returned, inside the
+   * transaction and before its COMMIT (or SAVEPOINT release); a hook that throws rolls it back. The log
+   * writes a transaction's events here, so the chain head is read, written and (on PostgreSQL) locked
+   * once per transaction, for the shortest time.
+   */
+  beforeCommit?(fn: () => Promise<void>): void;
   /** What the store has done since it was opened, for `/metrics` and the bench (plain ports only). */
   stats?(): DbStats;
   close(): Promise<void>;
@@ -58,6 +70,11 @@ export function sql(text: string, ...values: unknown[]): Sql {
 export async function one<T = Row>(db: Db, q: Sql): Promise<T | undefined> {
   const rows = await db.query<T>(q);
   return rows[0];
+}
+
+/** Runs a transaction's before-commit hooks in order, including any a hook adds while it runs. */
+export async function runBeforeCommit(hooks: (() => Promise<void>)[]): Promise<void> {
+  while (hooks.length > 0) await hooks.shift()!();
 }
 
 /** After-commit hooks wake workers; one that throws must not keep the others (or the caller) waiting. */

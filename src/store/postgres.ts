@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type pg from 'pg';
 import { classifyStoreError } from './errors.js';
-import { type Db, type DbStats, type Row, runHooks, type Sql, writes } from './port.js';
+import { type Db, type DbStats, type Row, runBeforeCommit, runHooks, type Sql, writes } from './port.js';
 
 let driver: typeof pg | undefined;
 /**
@@ -75,7 +75,7 @@ export class PostgresDb implements Db {
   async query<T = Row>(q: Sql): Promise<T[]> {
     this.counts.statements++;
     try {
-      const res = await this.pool.query(q.text, q.values as unknown[] | undefined);
+      const res = await this.pool.query(pgQuery(q));
       // A write outside a transaction is one on its own, with its own commit.
       if (writes(q)) {
         this.counts.commits++;
@@ -99,6 +99,7 @@ export class PostgresDb implements Db {
     try {
       await client.query('BEGIN');
       const out = await fn(bound);
+      await runBeforeCommit(bound.before);
       await client.query('COMMIT');
       this.counts.commits++;
       this.counts.transactions++;
@@ -131,6 +132,7 @@ class PostgresTx implements Db {
   readonly inTransaction = true;
   closed = false;
   readonly hooks: (() => void)[] = [];
+  readonly before: (() => Promise<void>)[] = [];
 
   constructor(
     private readonly client: pg.PoolClient,
@@ -141,7 +143,7 @@ class PostgresTx implements Db {
     if (this.closed)
       throw new Error('transaction already finished: use the port the caller holds, not one kept from a tx');
     this.counts.statements++;
-    const res = await this.client.query(q.text, q.values as unknown[] | undefined);
+    const res = await this.client.query(pgQuery(q));
     return res.rows as T[];
   }
 
@@ -153,7 +155,17 @@ class PostgresTx implements Db {
     this.hooks.push(fn);
   }
 
+  beforeCommit(fn: () => Promise<void>): void {
+    this.before.push(fn);
+  }
+
   async close(): Promise<void> {}
+}
+
+/** The driver's query config: named (prepared once per connection) when the statement asks for it. */
+function pgQuery(q: Sql): pg.QueryConfig {
+  const values = q.values as unknown[] | undefined;
+  return q.prepare ? { name: q.prepare, text: q.text, values } : { text: q.text, values };
 }
 
 export function quoteIdent(name: string): string {

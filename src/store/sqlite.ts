@@ -4,7 +4,7 @@ import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { AppError } from '../errors/index.js';
 import { classifyStoreError } from './errors.js';
-import { type Db, type DbStats, type Row, runHooks, type Sql, writes } from './port.js';
+import { type Db, type DbStats, type Row, runBeforeCommit, runHooks, type Sql, writes } from './port.js';
 import { InlineLink, ThreadLink, type WriterLink } from './sqlite-link.js';
 import { type Control, REPLY, type WriterError, type WriterOp, type WriterReply } from './sqlite-writer.js';
 
@@ -273,6 +273,7 @@ export class SqliteDb implements Db {
       members.push(member);
       try {
         member.value = await item.fn(port);
+        await runBeforeCommit(port.before);
         member.ok = group.failure === undefined;
         if (port.savepoint) group.pre.push('release');
       } catch (err) {
@@ -397,6 +398,7 @@ export class SqliteTx implements Db {
   /** Whether this transaction's SAVEPOINT is open: taken with its first statement. */
   savepoint = false;
   readonly hooks: (() => void)[] = [];
+  readonly before: (() => Promise<void>)[] = [];
 
   constructor(
     private readonly db: SqliteDb,
@@ -415,6 +417,10 @@ export class SqliteTx implements Db {
 
   afterCommit(fn: () => void): void {
     this.hooks.push(fn);
+  }
+
+  beforeCommit(fn: () => Promise<void>): void {
+    this.before.push(fn);
   }
 
   async close(): Promise<void> {}
