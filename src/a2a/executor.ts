@@ -7,12 +7,7 @@ import {
   type TaskStatus,
   type TaskStatusUpdateEvent,
 } from '@a2a-js/sdk';
-import {
-  AgentEvent,
-  type AgentExecutor,
-  type ExecutionEventBus,
-  type RequestContext,
-} from '@a2a-js/sdk/server';
+import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import type { Envelope, EnvelopeInput } from '../envelope/index.js';
 import type { Principal } from '../kernel/module.js';
 import type { Vault } from '../log/vault.js';
@@ -24,7 +19,11 @@ import { AGENT_EXITED } from './subscriber.js';
 import { inlineKey } from './handler.js';
 import { type A2ATaskStore, principalOf, taskFromRow } from './store.js';
 import type { OwnEnd } from './record.js';
+import { serverSdk } from './sdk.js';
 import * as q from './sql.js';
+
+/** The SDK's event constructors: `execute` runs only after the server side loaded (sdk.ts). */
+const AgentEvent = () => serverSdk().server.AgentEvent;
 
 /**
  * A change of one A2A task as the subscriber saw it commit: a new status (a task event, a progress
@@ -230,11 +229,11 @@ export class SkillExecutor implements AgentExecutor {
       return { cause, sealed, over };
     });
     if (over) {
-      bus.publish(AgentEvent.task(task));
+      bus.publish(AgentEvent().task(task));
       return;
     }
     const ended = this.waitForEnd(task.id, bus);
-    bus.publish(AgentEvent.task(task));
+    bus.publish(AgentEvent().task(task));
     if (resumes) {
       try {
         await this.d.tasks().resume(resumes, text, principal);
@@ -282,7 +281,7 @@ export class SkillExecutor implements AgentExecutor {
       agentMessage(task.id, task.contextId, why),
     );
     bus.publish(
-      AgentEvent.statusUpdate({ taskId: task.id, contextId: task.contextId, status: kept, metadata: {} }),
+      AgentEvent().statusUpdate({ taskId: task.id, contextId: task.contextId, status: kept, metadata: {} }),
     );
     await this.d.db.query(q.releaseInput(task.id, null));
   }
@@ -300,7 +299,7 @@ export class SkillExecutor implements AgentExecutor {
       recorded ??
       status(TaskState.TASK_STATE_FAILED, this.d.now(), agentMessage(task.id, task.contextId, why));
     bus.publish(
-      AgentEvent.statusUpdate({ taskId: task.id, contextId: task.contextId, status: failed, metadata: {} }),
+      AgentEvent().statusUpdate({ taskId: task.id, contextId: task.contextId, status: failed, metadata: {} }),
     );
   }
 
@@ -340,8 +339,8 @@ export class SkillExecutor implements AgentExecutor {
     let stop = () => {};
     const done = new Promise<void>((resolve) => {
       const off = this.d.updates.listen(taskId, (u) => {
-        if (u?.$case === 'statusUpdate') bus.publish(AgentEvent.statusUpdate(u.value));
-        if (u?.$case === 'artifactUpdate') bus.publish(AgentEvent.artifactUpdate(u.value));
+        if (u?.$case === 'statusUpdate') bus.publish(AgentEvent().statusUpdate(u.value));
+        if (u?.$case === 'artifactUpdate') bus.publish(AgentEvent().artifactUpdate(u.value));
         if (!u || (u.$case === 'statusUpdate' && isTerminal(u.value.status?.state))) {
           off();
           resolve();

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DefaultExecutionEventBusManager, type PushNotificationSender } from '@a2a-js/sdk/server';
+import type { PushNotificationSender } from '@a2a-js/sdk/server';
 import { approvalsPort } from '../approvals/port.js';
 import { deliveryPort } from '../delivery/port.js';
 import { type Egress, liveEgress, type Resolver } from '../egress/index.js';
@@ -15,8 +15,9 @@ import { a2aConfigSchema } from './config.js';
 import { cancelSwitchboardTask, type LoopLimits, SkillExecutor, type Update, Updates } from './executor.js';
 import type { Envelope } from '../envelope/index.js';
 import type { Db } from '../store/port.js';
-import { skillOf, SwitchboardRequestHandler } from './handler.js';
+import type { SwitchboardRequestHandler } from './handler.js';
 import { a2aRoutes } from './routes.js';
+import { loadServerSdk } from './sdk.js';
 import { A2APushStore, A2ATaskStore, type CheckedPushConfig } from './store.js';
 import { type OwnEnd, recordEnd } from './record.js';
 import { taskEventSubscriber } from './subscriber.js';
@@ -66,7 +67,8 @@ export interface A2AModuleOptions {
 }
 
 export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, typeof sections> {
-  let handler: SwitchboardRequestHandler | undefined;
+  /** Builds the request handler with the SDK's server side on the first JSON-RPC request (sdk.ts). */
+  let handler: (() => Promise<SwitchboardRequestHandler>) | undefined;
   let keys: SigningKeys | undefined;
   let egress: Egress | undefined;
   const updates = new Updates();
@@ -84,7 +86,7 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
     migrations: new URL('./migrations/', import.meta.url),
     routes(app, s) {
       a2aRoutes(app, s, {
-        handler: () => handler,
+        handler: () => handler?.(),
         card: () => cardFor(s),
         maxBytes: () => s.config.a2a.max_message_bytes,
       });
@@ -116,8 +118,8 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
       });
       const skills = () => s.config.a2a.skills;
       const cancelers = new Map<string, Principal>();
-      // One bus per task whoever asks: the task store has already decided who may see the task.
-      const buses = new DefaultExecutionEventBusManager(() => 'all');
+      // handler.ts and the SDK's server side load with the first request; the executor runs only under it.
+      let loaded: typeof import('./handler.js') | undefined;
       const delivery = s.delivery;
       const end = (taskId: string, e: OwnEnd) =>
         recordEnd(
@@ -160,7 +162,7 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
           if (!found) throw new AppError('not_found', `no skill ${id}`);
           return found;
         },
-        skillOf: (request) => skillOf(skills(), request),
+        skillOf: (request) => (loaded as typeof import('./handler.js')).skillOf(skills(), request),
         cancelers,
         loop: () => loopLimits(s.config),
         ...(delivery
@@ -168,40 +170,54 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
           : {}),
         now: s.now,
       });
-      handler = new SwitchboardRequestHandler(
-        {
-          skills,
-          cancelers,
-          load: (id, ctx) => store.load(id, ctx),
-          claimInput: async (id) => {
-            const claim = randomUUID();
-            const now = s.now();
-            const won = await s.db.query(q.claimInput(id, claim, now, now - INPUT_CLAIM_STALE_MS));
-            return won.length > 0 ? claim : undefined;
+      const build = async () => {
+        const [{ server }, h] = await Promise.all([loadServerSdk(), import('./handler.js')]);
+        loaded = h;
+        // One bus per task whoever asks: the task store has already decided who may see the task.
+        const buses = new server.DefaultExecutionEventBusManager(() => 'all');
+        return new h.SwitchboardRequestHandler(
+          {
+            skills,
+            cancelers,
+            load: (id, ctx) => store.load(id, ctx),
+            claimInput: async (id) => {
+              const claim = randomUUID();
+              const now = s.now();
+              const won = await s.db.query(q.claimInput(id, claim, now, now - INPUT_CLAIM_STALE_MS));
+              return won.length > 0 ? claim : undefined;
+            },
+            releaseInput: async (id, claim) => {
+              await s.db.query(q.releaseInput(id, claim));
+            },
+            inlinePush: async (key, config, ctx) => {
+              if (!pushOn()) return;
+              const checked = await pushStore.prepare(config, ctx);
+              const now = s.now();
+              // A message whose executor never ran (it failed first) leaves its entry: dropped later.
+              for (const [k, v] of inline) if (v.at < now - INLINE_PUSH_TTL_MS) inline.delete(k);
+              inline.set(key, { at: now, checked });
+            },
+            cancelDetached: async (taskId, by) => {
+              if (buses.getByTaskId(taskId)) return;
+              await cancelSwitchboardTask(s.db, s.tasks, taskId, by, end, true);
+            },
           },
-          releaseInput: async (id, claim) => {
-            await s.db.query(q.releaseInput(id, claim));
-          },
-          inlinePush: async (key, config, ctx) => {
-            if (!pushOn()) return;
-            const checked = await pushStore.prepare(config, ctx);
-            const now = s.now();
-            // A message whose executor never ran (it failed first) leaves its entry: dropped later.
-            for (const [k, v] of inline) if (v.at < now - INLINE_PUSH_TTL_MS) inline.delete(k);
-            inline.set(key, { at: now, checked });
-          },
-          cancelDetached: async (taskId, by) => {
-            if (buses.getByTaskId(taskId)) return;
-            await cancelSwitchboardTask(s.db, s.tasks, taskId, by, end, true);
-          },
-        },
-        cardFor(s),
-        store,
-        executor,
-        buses,
-        pushStore,
-        pushesLeaveFromTheLog,
-      );
+          cardFor(s),
+          store,
+          executor,
+          buses,
+          pushStore,
+          pushesLeaveFromTheLog,
+        );
+      };
+      let building: Promise<SwitchboardRequestHandler> | undefined;
+      handler = () => {
+        building ??= build().catch((err: unknown) => {
+          building = undefined; // the next request tries again
+          throw err;
+        });
+        return building;
+      };
     },
     subscribers(s) {
       const delivery = s.delivery;

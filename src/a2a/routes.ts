@@ -8,25 +8,22 @@ import {
   formatSSEErrorEvent,
   formatSSEEvent,
 } from '@a2a-js/sdk';
-import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
-import {
-  type A2ARequestHandler,
-  JsonRpcTransportHandler,
-  ServerCallContext,
-  validateVersion,
-} from '@a2a-js/sdk/server';
+import type { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
+import type { A2ARequestHandler, JsonRpcTransportHandler } from '@a2a-js/sdk/server';
 import { AppError } from '../errors/index.js';
 import { requireRole } from '../kernel/auth.js';
 import { readBody } from '../kernel/body.js';
 import type { App, Services } from '../kernel/module.js';
 import { JSONRPC_PATH } from './card.js';
+import { loadServerSdk, type ServerSdk } from './sdk.js';
 import { KeyUser } from './store.js';
 
 /** JSON-RPC 2.0's own codes; the A2A ones (-32001…) come from the SDK's error mapping. */
 export const RPC = { parse: -32700, invalidRequest: -32600, invalidParams: -32602 } as const;
 
 export interface A2ARoutes {
-  handler(): A2ARequestHandler | undefined;
+  /** The request handler, built with the SDK's server side on the first call; undefined before start. */
+  handler(): Promise<A2ARequestHandler> | undefined;
   card(): AgentCard;
   maxBytes(): number;
 }
@@ -94,18 +91,19 @@ export function a2aRoutes(app: App, s: Services, r: A2ARoutes): void {
     A2ARequestHandler,
     { v1: JsonRpcTransportHandler; legacy: LegacyJsonRpcTransportHandler }
   >();
-  const transportsFor = (h: A2ARequestHandler) => {
+  const transportsFor = (h: A2ARequestHandler, { server, compat }: ServerSdk) => {
     let t = transports.get(h);
     if (!t) {
-      t = { v1: new JsonRpcTransportHandler(h), legacy: new LegacyJsonRpcTransportHandler(h) };
+      t = { v1: new server.JsonRpcTransportHandler(h), legacy: new compat.LegacyJsonRpcTransportHandler(h) };
       transports.set(h, t);
     }
     return t;
   };
 
   app.post(JSONRPC_PATH, requireRole(s.keys, 'agent', 'admin'), async (c) => {
-    const handler = r.handler();
-    if (!handler) throw new AppError('not_ready', 'the a2a module has not started');
+    const building = r.handler();
+    if (!building) throw new AppError('not_ready', 'the a2a module has not started');
+    const [handler, sdk] = await Promise.all([building, loadServerSdk()]);
     let bytes: Uint8Array;
     try {
       bytes = await readBody(c, r.maxBytes());
@@ -120,18 +118,18 @@ export function a2aRoutes(app: App, s: Services, r: A2ARoutes): void {
     const requested = c.req.header(A2A_VERSION_HEADER);
     // As the SDK's express handler does: no A2A-Version header means a v0.3 client.
     const legacy = (requested || '0.3') === '0.3';
-    const t = transportsFor(handler);
+    const t = transportsFor(handler, sdk);
     const mapError = legacy
-      ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError
-      : JsonRpcTransportHandler.mapToJSONRPCError;
+      ? sdk.compat.LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError
+      : sdk.server.JsonRpcTransportHandler.mapToJSONRPCError;
     const id = (body.id ?? null) as string | number | null;
-    const ctx = new ServerCallContext({
+    const ctx = new sdk.server.ServerCallContext({
       user: new KeyUser(c.get('principal')),
       requestedExtensions: Extensions.parseServiceParameter(c.req.header(HTTP_EXTENSION_HEADER)),
       ...(requested ? { requestedVersion: requested } : {}),
     });
     try {
-      validateVersion(ctx.requestedVersion, await handler.getAgentCard(), 'JSONRPC');
+      sdk.server.validateVersion(ctx.requestedVersion, await handler.getAgentCard(), 'JSONRPC');
     } catch (err) {
       return c.json({ jsonrpc: '2.0', id, error: mapError(err) });
     }

@@ -1,5 +1,5 @@
 import { type AgentCard, type Message, type Part, type Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
-import { type Client, ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import type { Client } from '@a2a-js/sdk/client';
 import type { Egress } from '../egress/index.js';
 import { guardedFetch } from './card.js';
 import type { AgentRecord } from './registry.js';
@@ -85,6 +85,19 @@ function inputMessage(skill: string, input: unknown, refId: string): Message {
   };
 }
 
+/**
+ * The A2A SDK's client (about 230 KB of JavaScript) loads with the first collaboration, not at start
+ * (issue 13, idle memory): a gateway that never delegates does not hold it.
+ */
+let clientSdk: Promise<typeof import('@a2a-js/sdk/client')> | undefined;
+const loadClientSdk = () => {
+  clientSdk ??= import('@a2a-js/sdk/client').catch((err: unknown) => {
+    clientSdk = undefined; // the next collaboration tries again
+    throw err;
+  });
+  return clientSdk;
+};
+
 const isTask = (r: unknown): r is Task => typeof r === 'object' && r !== null && 'status' in r && 'id' in r;
 
 export class Remote {
@@ -100,9 +113,6 @@ export class Remote {
   private client(a: AgentRecord): Promise<Client> {
     const known = this.clients.get(a.id);
     if (known && known.card === a.card) return known.client;
-    const factory = new ClientFactory({
-      transports: [new JsonRpcTransportFactory({ fetchImpl: guardedFetch(this.egress, a.token) })],
-    });
     // Only the v1.0 JSON-RPC interface: the card may list others the client would otherwise prefer.
     const card: AgentCard = {
       ...a.card,
@@ -110,7 +120,11 @@ export class Remote {
         (i) => i.protocolVersion === '1.0' && i.protocolBinding === 'JSONRPC',
       ),
     };
-    const client = factory.createFromAgentCard(card);
+    const client = loadClientSdk().then(({ ClientFactory, JsonRpcTransportFactory }) =>
+      new ClientFactory({
+        transports: [new JsonRpcTransportFactory({ fetchImpl: guardedFetch(this.egress, a.token) })],
+      }).createFromAgentCard(card),
+    );
     this.clients.set(a.id, { card: a.card, client });
     return client;
   }

@@ -1,6 +1,7 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
+import type { buildConnector, Dispatcher } from 'undici';
 import { EgressBlockedError, type EgressPolicy, checkTarget, resolveChecked } from './ssrf.js';
+import { undici } from './undici.js';
 
 /**
  * An undici Agent that applies the SSRF policy at connect time, to the address it actually dials:
@@ -70,6 +71,7 @@ export function createGuardedDispatcher(
   policy: EgressPolicy,
   options: GuardedDispatcherOptions = {},
 ): Dispatcher {
+  const { Agent, buildConnector } = undici();
   const dial = options.dial ?? buildConnector;
   const base = dial({
     timeout: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,

@@ -1,4 +1,4 @@
-import { Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { parseAddress } from './addresses.js';
 import { createGuardedDispatcher, type GuardedDispatcherOptions } from './dispatcher.js';
 import { type SendRequest, type SendResult, sendOnce } from './send.js';
@@ -16,6 +16,7 @@ import {
   normalizeHost,
   resolveChecked,
 } from './ssrf.js';
+import { undici } from './undici.js';
 
 /**
  * The one way Switchboard reaches the network: delivery attempts, channel sends, task `http` actions,
@@ -123,43 +124,54 @@ async function judgeHost(
 
 /**
  * The dispatcher callers hold while the policy under it is swapped: every request goes to the guarded
- * Agent of the serving policy; a swap lets the old Agent finish what it carries, then closes it.
+ * Agent of the serving policy; a swap lets the old Agent finish what it carries, then closes it. The
+ * class is made with the first dispatcher, when undici loads (undici.ts).
  */
-class SwappingDispatcher extends Dispatcher {
-  constructor(private current: Dispatcher) {
-    super();
-  }
-
-  swap(next: Dispatcher): void {
-    const old = this.current;
-    this.current = next;
-    old.close().catch(() => {});
-  }
-
-  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-    return this.current.dispatch(options, handler);
-  }
-
-  override close(): Promise<void>;
-  override close(callback: () => void): void;
-  override close(callback?: () => void): Promise<void> | void {
-    const done = this.current.close();
-    if (!callback) return done;
-    done.then(callback, callback);
-  }
-
-  override destroy(): Promise<void>;
-  override destroy(err: Error | null): Promise<void>;
-  override destroy(callback: () => void): void;
-  override destroy(err: Error | null, callback: () => void): void;
-  override destroy(a?: Error | null | (() => void), b?: () => void): Promise<void> | void {
-    const err = typeof a === 'function' ? null : (a ?? null);
-    const callback = typeof a === 'function' ? a : b;
-    const done = this.current.destroy(err);
-    if (!callback) return done;
-    done.then(callback, callback);
-  }
+interface SwappingDispatcher extends Dispatcher {
+  swap(next: Dispatcher): void;
 }
+let swappingClass: (new (current: Dispatcher) => SwappingDispatcher) | undefined;
+const newSwappingDispatcher = (current: Dispatcher): SwappingDispatcher => {
+  swappingClass ??= swappingDispatcherClass(undici().Dispatcher);
+  return new swappingClass(current);
+};
+
+const swappingDispatcherClass = (Base: typeof Dispatcher) =>
+  class extends Base {
+    constructor(private current: Dispatcher) {
+      super();
+    }
+
+    swap(next: Dispatcher): void {
+      const old = this.current;
+      this.current = next;
+      old.close().catch(() => {});
+    }
+
+    override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+      return this.current.dispatch(options, handler);
+    }
+
+    override close(): Promise<void>;
+    override close(callback: () => void): void;
+    override close(callback?: () => void): Promise<void> | void {
+      const done = this.current.close();
+      if (!callback) return done;
+      done.then(callback, callback);
+    }
+
+    override destroy(): Promise<void>;
+    override destroy(err: Error | null): Promise<void>;
+    override destroy(callback: () => void): void;
+    override destroy(err: Error | null, callback: () => void): void;
+    override destroy(a?: Error | null | (() => void), b?: () => void): Promise<void> | void {
+      const err = typeof a === 'function' ? null : (a ?? null);
+      const callback = typeof a === 'function' ? a : b;
+      const done = this.current.destroy(err);
+      if (!callback) return done;
+      done.then(callback, callback);
+    }
+  };
 
 const sameList = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && [...a].sort().every((v, i) => v === [...b].sort()[i]);
@@ -173,8 +185,13 @@ export function createEgress(opts: EgressOptions): Egress {
   let allowed = [...opts.allow];
   let policy = compile(allowed);
   const owned = opts.dispatcher === undefined;
-  const swapping = owned ? new SwappingDispatcher(createGuardedDispatcher(policy, opts)) : undefined;
-  const dispatcher: Dispatcher = swapping ?? (opts.dispatcher as Dispatcher);
+  // Built with the first send (undici loads then): an egress that never sends holds no Agent.
+  let swapping: SwappingDispatcher | undefined;
+  const dispatcher = (): Dispatcher => {
+    if (!owned) return opts.dispatcher as Dispatcher;
+    swapping ??= newSwappingDispatcher(createGuardedDispatcher(policy, opts));
+    return swapping;
+  };
   const send = async (req: Omit<SendRequest, 'dispatcher'>): Promise<SendResult> => {
     // The early check before every send: a scheme undici would reject with a bare error (`file:`,
     // `gopher:`) and user info it would silently drop must both be `blocked`, never `other` (which
@@ -190,14 +207,16 @@ export function createEgress(opts: EgressOptions): Egress {
         durationMs: 0,
       };
     }
-    return sendOnce({ ...req, dispatcher });
+    return sendOnce({ ...req, dispatcher: dispatcher() });
   };
 
   return {
     get policy() {
       return policy;
     },
-    dispatcher,
+    get dispatcher() {
+      return dispatcher();
+    },
     reload(allow) {
       if (sameList(allow, allowed)) return false;
       allowed = [...allow];
@@ -242,7 +261,7 @@ export function createEgress(opts: EgressOptions): Egress {
       return first.address;
     },
     async close() {
-      if (owned) await dispatcher.close();
+      await swapping?.close();
     },
   };
 }

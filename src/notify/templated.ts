@@ -1,8 +1,7 @@
-import type { Liquid } from 'liquidjs';
 import type { SecretKind } from '../scan/secrets.js';
 import { type ContentOptions, gateContent } from './content.js';
 import type { Draft } from './message.js';
-import { type CompiledTemplates, renderTemplate, templatesFor } from './templates.js';
+import { type CompiledTemplates, renderTemplate, type TemplateEngine, templatesFor } from './templates.js';
 
 /**
  * One channel's message with the user's template applied, and then the content gate: a template is
@@ -15,7 +14,7 @@ export type Templated =
   | { kind: 'blocked'; key: string; secrets: SecretKind[] };
 
 export async function applyTemplate(
-  engine: Liquid,
+  engine: TemplateEngine,
   templates: CompiledTemplates,
   channel: { name: string; type: string | undefined },
   draft: Draft,

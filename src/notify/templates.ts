@@ -1,4 +1,5 @@
-import { Liquid, type Template } from 'liquidjs';
+import { createRequire } from 'node:module';
+import type { Liquid, Template } from 'liquidjs';
 import { z } from 'zod';
 import type { Draft } from './message.js';
 import { prefix } from '../text/index.js';
@@ -37,7 +38,31 @@ export const templatesSchema = z.record(z.string().min(1), templateSchema).defau
 export type TemplatesConfig = z.infer<typeof templatesSchema>;
 export type CompiledTemplates = ReadonlyMap<string, Partial<Record<Field, Template[]>>>;
 
-export function templateEngine(): Liquid {
+/** What notify asks of LiquidJS: parse a template at load, render it per message. */
+export interface TemplateEngine {
+  parse(source: string): Template[];
+  render(template: Template[], scope: object): Promise<unknown>;
+}
+
+/**
+ * The sandboxed engine, made on first use: liquidjs (about 350 KB of JavaScript) loads only when a
+ * config has templates, not at every start (issue 13, idle memory). It is CommonJS, so this `require`
+ * and an `import 'liquidjs'` share one instance.
+ */
+export function templateEngine(): TemplateEngine {
+  let engine: Liquid | undefined;
+  const made = () => {
+    engine ??= makeEngine();
+    return engine;
+  };
+  return {
+    parse: (source) => made().parse(source),
+    render: (template, scope) => made().render(template, scope),
+  };
+}
+
+function makeEngine(): Liquid {
+  const { Liquid } = createRequire(import.meta.url)('liquidjs') as typeof import('liquidjs');
   const engine = new Liquid({
     strictFilters: true,
     strictVariables: false,
@@ -57,7 +82,7 @@ export type CompileOutcome =
   | { ok: false; problems: { path: string; message: string }[] };
 
 /** Parses every template once, at load: a template that does not parse is a config error at its key path. */
-export function compileTemplates(engine: Liquid, config: TemplatesConfig): CompileOutcome {
+export function compileTemplates(engine: TemplateEngine, config: TemplatesConfig): CompileOutcome {
   const out = new Map<string, Partial<Record<Field, Template[]>>>();
   const problems: { path: string; message: string }[] = [];
   for (const [key, fields] of Object.entries(config)) {
@@ -122,7 +147,7 @@ export function templateScope(draft: Draft): Record<string, unknown> {
 }
 
 export async function renderTemplate(
-  engine: Liquid,
+  engine: TemplateEngine,
   fields: Partial<Record<Field, Template[]>>,
   draft: Draft,
 ): Promise<RenderOutcome> {

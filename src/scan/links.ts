@@ -1,4 +1,5 @@
-import * as linkify from 'linkifyjs';
+import { createRequire } from 'node:module';
+type Linkify = typeof import('linkifyjs');
 import { scanText } from './normalize.js';
 
 /**
@@ -57,13 +58,20 @@ const APP_SCHEMES = [
   'rdp',
 ];
 
-let ready = false;
-function ensureLinkify(): void {
-  if (ready) return;
-  ready = true;
+/**
+ * linkifyjs (its parser and the IANA TLD list, about 200 KB) loads with the first text scanned for
+ * links, not at start (issue 13, idle memory). Its package entry is CommonJS, so this `require` and an
+ * `import 'linkifyjs'` share one instance.
+ */
+let loaded: Linkify | undefined;
+function ensureLinkify(): Linkify {
+  if (loaded) return loaded;
+  const linkify = createRequire(import.meta.url)('linkifyjs') as Linkify;
   for (const s of NO_SLASH_SCHEMES) linkify.registerCustomProtocol(s, true);
   for (const s of APP_SCHEMES) linkify.registerCustomProtocol(s);
   linkify.init();
+  loaded = linkify;
+  return linkify;
 }
 
 /** `scheme:` that is not one linkify knows: a link whatever follows, when something does. */
@@ -106,7 +114,7 @@ function parse(link: string): { scheme: string | undefined; host: string | undef
 
 /** Every link in `text` a reader could click, in order, non-overlapping. */
 export function findLinks(text: string): FoundLink[] {
-  ensureLinkify();
+  const linkify = ensureLinkify();
   const view = scanText(text);
   // IDNA maps these to "." (UTS #46); browsers and some clients do too.
   const t = view.text.replace(/[\u3002\uff61]/g, '.');
