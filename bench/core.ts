@@ -134,25 +134,86 @@ export async function benchAppend(): Promise<string[]> {
   return out;
 }
 
-/** Resident memory of an idle `switchboard serve` on SQLite, two seconds after it listens. */
+/** Seconds an idle process is left alone before its memory is read: past start-up's last allocations. */
+const IDLE_SETTLE_MS = 2000;
+
+/** VmRSS and its split (file-backed: the node binary and libraries; anonymous: heaps, stacks), in MB. */
+function residentMb(pid: number): { rss: number; anon: number; file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN) / 1024;
+  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') };
+}
+
+/** Resolves once `child` wrote `marker` on stderr (or rejects when it exits first or takes over 30 s). */
+function waitFor(child: ReturnType<typeof spawn>, marker: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(
+      () => reject(new Error(`no "${marker}" within 30 s: ${seen.slice(-300)}`)),
+      30_000,
+    );
+    child.stderr?.on('data', (d: Buffer) => {
+      seen += d.toString();
+      if (seen.includes(marker)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited ${code} before "${marker}": ${seen.slice(-300)}`));
+    });
+  });
+}
+
+/**
+ * Resident memory of an idle `switchboard serve` with the example config (`switchboard init`, SQLite),
+ * two seconds after it is ready, beside a bare `node -e` process idle for as long in the same run.
+ */
 export async function benchIdleMemory(): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'sb-idle-'));
   const cli = new URL('../../dist/cli/main.js', import.meta.url).pathname;
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--allow-no-keys'], {
-    cwd: dir,
-    env: { PATH: process.env.PATH, SWITCHBOARD_LOG_LEVEL: 'warn' },
-    stdio: 'ignore',
-  });
+  const env = { PATH: process.env.PATH, SWITCHBOARD_LOG_LEVEL: 'warn' };
+  const children: ReturnType<typeof spawn>[] = [];
   try {
-    await new Promise((r) => setTimeout(r, 3000));
-    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+    const init = spawn(process.execPath, [cli, 'init'], { cwd: dir, env, stdio: 'ignore' });
+    await new Promise((r) => init.once('exit', r));
+    const port = String(20_000 + Math.floor(Math.random() * 20_000));
+    const serve = spawn(process.execPath, [cli, 'serve', '--port', port], {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    children.push(serve);
+    await waitFor(serve, 'switchboard ready');
+    await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
+    const ours = residentMb(serve.pid as number);
+    const bare = spawn(
+      process.execPath,
+      ['-e', 'process.stderr.write("ready\\n"); setInterval(() => {}, 1000)'],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    children.push(bare);
+    await waitFor(bare, 'ready');
+    await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
+    const base = residentMb(bare.pid as number);
+    const split = (m: { anon: number; file: number }) => `anon ${fmt(m.anon, 1)} + file ${fmt(m.file, 1)} MB`;
     return [
-      'core: idle server memory',
-      line('RSS of idle `switchboard serve` (SQLite)', `${fmt(kb / 1024, 1)} MB`, 'goal < 80 MB (issue 13)'),
+      `core: idle server memory (load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`,
+      line(
+        'RSS of idle `switchboard serve` (example config)',
+        `${fmt(ours.rss, 1)} MB`,
+        `${split(ours)}; goal < 80 MB (issue 13)`,
+      ),
+      line('RSS of a bare idle `node -e` (baseline)', `${fmt(base.rss, 1)} MB`, split(base)),
+      line(
+        'gateway above bare node',
+        `${fmt(ours.rss - base.rss, 1)} MB`,
+        `ratio ${(ours.rss / base.rss).toFixed(2)}`,
+      ),
     ];
   } finally {
-    child.kill('SIGKILL');
+    for (const c of children) c.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }
 }

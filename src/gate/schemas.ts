@@ -53,12 +53,16 @@ export type ToolSchemaRegistry = (tool: string, input: unknown) => SchemaCheck;
 
 export type RegistryBuild = { ok: true; check: ToolSchemaRegistry } | { ok: false; errors: string[] };
 
-/** Compiles the known schemas plus the configured ones (configured wins) once per policy revision. */
+/**
+ * Compiles the configured schemas once per policy revision (a broken one is a policy error); the
+ * known ones, which always compile, on their tool's first check: only a `modify` rule checks, so a
+ * policy without one compiles none of them (issue 13, idle memory). Configured wins over known.
+ */
 export function buildToolSchemas(extra: Record<string, Record<string, unknown>>): RegistryBuild {
   const ajv = new Ajv({ allErrors: true, strict: false });
   const validators = new Map<string, ValidateFunction>();
   const errors: string[] = [];
-  for (const [tool, schema] of Object.entries({ ...KNOWN_TOOL_SCHEMAS, ...extra })) {
+  for (const [tool, schema] of Object.entries(extra)) {
     try {
       validators.set(tool, ajv.compile(schema));
     } catch (err) {
@@ -66,10 +70,17 @@ export function buildToolSchemas(extra: Record<string, Record<string, unknown>>)
     }
   }
   if (errors.length > 0) return { ok: false, errors };
+  const validator = (tool: string): ValidateFunction | undefined => {
+    const compiled = validators.get(tool);
+    if (compiled || !Object.hasOwn(KNOWN_TOOL_SCHEMAS, tool)) return compiled;
+    const known = ajv.compile(KNOWN_TOOL_SCHEMAS[tool] as Record<string, unknown>);
+    validators.set(tool, known);
+    return known;
+  };
   return {
     ok: true,
     check(tool, input) {
-      const validate = validators.get(tool);
+      const validate = validator(tool);
       if (!validate) return { kind: 'unknown' };
       if (validate(input)) return { kind: 'valid' };
       const found = (validate.errors ?? []).map(
