@@ -201,11 +201,11 @@ export async function benchIdleMemory(): Promise<string[]> {
     return [
       `core: idle server memory (load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`,
       line(
-        'RSS of idle `switchboard serve` (example config)',
+        'idle `serve` RSS, example config (SQLite)',
         `${fmt(ours.rss, 1)} MB`,
         `${split(ours)}; goal < 80 MB (issue 13)`,
       ),
-      line('RSS of a bare idle `node -e` (baseline)', `${fmt(base.rss, 1)} MB`, split(base)),
+      line('bare idle `node -e` RSS (baseline)', `${fmt(base.rss, 1)} MB`, split(base)),
       line(
         'gateway above bare node',
         `${fmt(ours.rss - base.rss, 1)} MB`,
