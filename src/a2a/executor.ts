@@ -16,7 +16,7 @@ import type { TaskService } from '../tasks/port.js';
 import type { A2ASkill } from './config.js';
 import { isTerminal } from './states.js';
 import { AGENT_EXITED } from './subscriber.js';
-import { inlineKey } from './handler.js';
+import { inlineKey } from './inline.js';
 import { type A2ATaskStore, principalOf, taskFromRow } from './store.js';
 import type { OwnEnd } from './record.js';
 import { serverSdk } from './sdk.js';

@@ -12,6 +12,7 @@ import type { Message } from '@a2a-js/sdk';
 import type { Principal } from '../kernel/module.js';
 import type { A2ASkill } from './config.js';
 import { isTerminal } from './states.js';
+import { inlineKey } from './inline.js';
 import { principalOf } from './store.js';
 
 /**
@@ -54,11 +55,6 @@ export interface HandlerHooks {
    * the SDK's own save a commit earlier. Absent when pushes are off (the SDK then ignores it too).
    */
   inlinePush?(key: string, config: TaskPushNotificationConfig, ctx: ServerCallContext): Promise<void>;
-}
-
-/** The key a message's inline push config is kept under until its executor runs. */
-export function inlineKey(owner: string, messageId: string): string {
-  return `${owner}\u0000${messageId}`;
 }
 
 type HandlerArgs = ConstructorParameters<typeof DefaultRequestHandler>;
