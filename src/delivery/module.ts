@@ -199,6 +199,10 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
         .catch((err: unknown) => s.logger.error({ err }, 'delivery: revoked-channel recheck failed'));
       s.provide(deliveryPort, svc);
       s.provide(outboundPort, svc);
+    },
+    started() {
+      // Not in start: a row claimed before a later module registered its sender (the A2A push sender,
+      // in a2a's start) would be refused as "no longer configured" and dead-lettered on a restart.
       if (opts.workers !== false) engine?.start();
     },
     workers(s) {

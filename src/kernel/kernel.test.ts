@@ -102,6 +102,24 @@ describe('the kernel', () => {
     await k.stop();
     expect(stopped).toEqual(['late', 'early']);
   });
+
+  it('calls started() once every module has started, in start order', async () => {
+    const seen: string[] = [];
+    const mk = (name: string): Module => ({
+      name,
+      start: async () => {
+        await new Promise((r) => setImmediate(r));
+        seen.push(`start ${name}`);
+      },
+      started: () => {
+        seen.push(`started ${name}`);
+      },
+    });
+    const k = new Kernel(core, [mk('first'), mk('second')]);
+    await k.start();
+    expect(seen).toEqual(['start first', 'start second', 'started first', 'started second']);
+    await k.stop();
+  });
 });
 
 describe('the assembled config schema', () => {

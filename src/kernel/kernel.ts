@@ -147,6 +147,7 @@ export class Kernel {
           specs.map((spec) => startWorker(spec, this.services.logger)),
         );
     }
+    for (const m of this.modules) m.started?.(this.deps.get(m)!);
   }
 
   /** The running workers of every module, by name (tests wake or inspect them). */

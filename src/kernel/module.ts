@@ -113,6 +113,11 @@ export interface Module<
   subscribers?(deps: Deps<R, C>): Subscriber[];
   /** Background loops, taken after `start`: the kernel runs each as a worker and stops it before `stop`. */
   workers?(deps: Deps<R, C>): WorkerSpec[];
+  /**
+   * Called once every module has started, in start order: work that may need what a later module
+   * registers in its `start` (the delivery engine's first claim needs the A2A push sender) begins here.
+   */
+  started?(deps: Deps<R, C>): void;
   stop?(): Promise<void> | void;
   /** Undefined when ready; otherwise the reason, shown by /readyz and `doctor`. */
   notReady?(): string | undefined;
