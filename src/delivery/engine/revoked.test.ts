@@ -6,6 +6,13 @@ import { takeoverModule } from '../../takeover/module.js';
 import { auth } from '../../server/testing.js';
 import { dialects } from '../../store/testing.js';
 import { type Harness, harness, SECRET, type ScriptedReceiver, startScriptedReceiver } from '../testing.js';
+import { NOW, sampleMessage } from '../../channels/channel.case.js';
+import { clearFeishuTokens, feishu, feishuConfig } from '../../channels/feishu/index.js';
+import { type FeishuPlatform, startFeishuPlatform } from '../../channels/feishu/testing.js';
+import { fetchPost } from '../../channels/testing.js';
+import type { SendResult } from '../../egress/index.js';
+import type { Outcome } from '../retry.js';
+import { revocationOf } from './revoked.js';
 
 /**
  * Issue 20 point 7, the send side: a credential the provider refuses (Slack `token_revoked`, a Telegram
@@ -193,5 +200,65 @@ describe.each(await dialects())('a channel whose credential is revoked on %s', (
     expect((await row(next.id)).status).toBe('succeeded');
     const sent = rx.hits.filter((x) => x.url === '/api/chat.postMessage').at(-1);
     expect(sent?.headers['authorization']).toBe('Bearer xoxb-2');
+  });
+});
+
+/**
+ * Feishu app mode: the token endpoint refusing the app's credentials (a local open platform that
+ * answers as Feishu does, code 10014 for a wrong secret) reads as a revoked credential; a message the
+ * platform refuses for another reason (a bot outside the chat, 230002) does not.
+ */
+describe('a Feishu app whose credentials the platform refuses', () => {
+  const APP_ID = 'cli_a1b2c3d4e5f60789';
+  const SECRET_VALUE = 'app-secret-3f9a1c7e5b2d';
+  const CHAT = 'oc_5ad11d72b830411d72b836c20';
+  let platform: FeishuPlatform;
+  beforeAll(async () => {
+    clearFeishuTokens();
+    platform = await startFeishuPlatform({ appId: APP_ID, appSecret: SECRET_VALUE, chats: [CHAT] });
+  });
+  afterAll(() => platform.close());
+
+  const send = async (secret: string, receiveId: string) => {
+    const config = feishuConfig.parse({
+      type: 'feishu',
+      app: {
+        app_id: APP_ID,
+        app_secret_env: 'FEISHU_APP_SECRET',
+        receive_id: receiveId,
+        receive_id_type: 'chat_id',
+        base_url: platform.url,
+      },
+    });
+    let status: number | undefined;
+    const verdict = await feishu.send(sampleMessage(), config, {
+      post: async (req) => {
+        const res = await fetchPost(req);
+        status = res.status;
+        return res;
+      },
+      now: () => NOW,
+      secret: (env) => (env === 'FEISHU_APP_SECRET' ? secret : undefined),
+    });
+    // As the attempt reads it: a dead verdict of the channel is the dead outcome, with its reason.
+    const outcome: Outcome =
+      verdict.kind === 'dead' ? { kind: 'dead', reason: verdict.reason } : { kind: 'ok' };
+    const raw: SendResult = { sent: true, durationMs: 0, ...(status ? { status } : {}) };
+    return { outcome, raw };
+  };
+
+  it('marks a wrong app secret as revoked, naming the code and never the secret', async () => {
+    clearFeishuTokens();
+    const { outcome, raw } = await send('not-the-secret', CHAT);
+    const why = revocationOf('feishu', outcome, raw);
+    expect(why).toMatch(/^feishu: the tenant token request was refused \(code 10014\)/);
+    expect(why).not.toContain('not-the-secret');
+  });
+
+  it('does not call a message the platform refuses for another reason a revoked credential', async () => {
+    clearFeishuTokens();
+    const { outcome, raw } = await send(SECRET_VALUE, 'oc_5ad11d72b830411d72b836c21');
+    expect(outcome.kind).toBe('dead');
+    expect(revocationOf('feishu', outcome, raw)).toBeUndefined();
   });
 });
