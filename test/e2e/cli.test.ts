@@ -4,6 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, requireBuild } from '../../src/cli/testing.js';
+import { markChannelRevoked } from '../../src/delivery/engine/sql.js';
+import { appMigrations } from '../../src/server/modules.js';
+import { migrate } from '../../src/store/migrate.js';
+import { SqliteDb } from '../../src/store/sqlite.js';
 
 const dirs: string[] = [];
 function workdir(): string {
@@ -141,6 +145,36 @@ describe('switchboard CLI', () => {
     const bad = cli(['doctor'], cwd);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('channels.hook.url: must not carry user info');
+  });
+
+  it('fails doctor on a channel the provider refused the credential of, naming the fix, without the secret', async () => {
+    const cwd = workdir();
+    writeFileSync(
+      join(cwd, 'switchboard.yaml'),
+      'channels:\n  team: { type: slack, token_env: SLACK_BOT, channel: C1 }\n',
+    );
+    const db = new SqliteDb({ path: join(cwd, '.switchboard', 'switchboard.db') });
+    try {
+      await migrate(db, appMigrations());
+      await db.query(
+        markChannelRevoked({
+          destination: 'team',
+          channelType: 'slack',
+          reason: 'slack: token_revoked',
+          fingerprint: 'f'.repeat(32),
+          since: Date.parse('2026-12-01T10:00:00Z'),
+          eventId: 'evt_revoked',
+        }),
+      );
+    } finally {
+      await db.close();
+    }
+    const r = cli(['doctor'], cwd, { SLACK_BOT: 'xoxb-secret-token' });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(
+      /^FAIL {2}channel team is revoked since 2026-12-01T10:00:00.000Z \(slack: token_revoked\): replace its credential in channels\.team/m,
+    );
+    expect(r.stdout + r.stderr).not.toContain('xoxb-secret-token');
   });
 
   it('stops on an invalid config with one line per problem naming the key', () => {
