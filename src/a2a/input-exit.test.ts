@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +12,15 @@ import { dialects } from '../store/testing.js';
 import { tasksModule } from '../tasks/module.js';
 import { type TaskService, tasksPort } from '../tasks/port.js';
 import { a2aModule } from './module.js';
-import { type A2AGateway, a2aGateway, sdkClient, userMessage, waitFor } from './testing.js';
+import {
+  type A2AGateway,
+  a2aGateway,
+  type PushReceiver,
+  pushReceiver,
+  sdkClient,
+  userMessage,
+  waitFor,
+} from './testing.js';
 
 /**
  * A skill whose agent asks for approval with its task-scoped key, holds for one second, and exits 0
@@ -25,25 +31,6 @@ const askThenExit = `(async () => { const res = await fetch(new URL('/v1/approva
 /** The resume command: records the session (argv) and the message (stdin), then ends 0. */
 const resumeScript =
   "let m = ''; process.stdin.on('data', (d) => (m += d)); process.stdin.on('end', () => { require('fs').writeFileSync(process.argv[1], process.argv[2] + '\\n' + m); process.exit(0); });";
-
-/** A push receiver on 127.0.0.1 that answers 200 and keeps each body. */
-async function receiver(): Promise<{ url: string; bodies: string[]; close(): Promise<void> }> {
-  const bodies: string[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      bodies.push(body);
-      res.end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    bodies,
-    close: () => new Promise((r) => server.close(() => r())),
-  };
-}
 
 function statusText(t: Task): string {
   const c = t.status?.message?.parts[0]?.content;
@@ -57,7 +44,7 @@ describe.each(await dialects())(
   'an agent that exits while its A2A task is INPUT_REQUIRED, on %s',
   (dialect) => {
     let g: A2AGateway | undefined;
-    let r: Awaited<ReturnType<typeof receiver>> | undefined;
+    let r: PushReceiver | undefined;
     afterEach(async () => {
       await g?.stop();
       await r?.close();
@@ -66,7 +53,7 @@ describe.each(await dialects())(
     });
 
     async function start(outFile: string) {
-      r = await receiver();
+      r = await pushReceiver();
       g = await a2aGateway(dialect, {
         modules: [
           coreModule(),

@@ -1,32 +1,19 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type Task, TaskState } from '@a2a-js/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects } from '../store/testing.js';
-import { type A2AGateway, a2aGateway, sdkClient, userMessage, waitFor } from './testing.js';
-
-/** A push receiver on 127.0.0.1 that answers 200 and keeps each body. */
-async function receiver(): Promise<{ url: string; bodies: string[]; close(): Promise<void> }> {
-  const bodies: string[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      bodies.push(body);
-      res.end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    bodies,
-    close: () => new Promise((r) => server.close(() => r())),
-  };
-}
+import {
+  type A2AGateway,
+  a2aGateway,
+  type PushReceiver,
+  pushReceiver,
+  sdkClient,
+  userMessage,
+  waitFor,
+} from './testing.js';
 
 describe.each(await dialects())('the end of a push config on %s', (dialect) => {
   let g: A2AGateway | undefined;
-  let r: Awaited<ReturnType<typeof receiver>> | undefined;
+  let r: PushReceiver | undefined;
   afterEach(async () => {
     await g?.stop();
     await r?.close();
@@ -35,7 +22,7 @@ describe.each(await dialects())('the end of a push config on %s', (dialect) => {
   });
 
   it('pushes nothing after the terminal push, and the configs go when the task is deleted', async () => {
-    r = await receiver();
+    r = await pushReceiver();
     g = await a2aGateway(dialect, { config: { egress: { allow: ['127.0.0.1'] } } });
     const client = await sdkClient(g.url);
     const task = (await client.sendMessage({
@@ -120,7 +107,7 @@ describe.each(await dialects())('the end of a push config on %s', (dialect) => {
   });
 
   it('pushes the REJECTED of a task refused before anything runs, to the config sent with the message', async () => {
-    r = await receiver();
+    r = await pushReceiver();
     g = await a2aGateway(dialect, {
       config: { egress: { allow: ['127.0.0.1'] }, loop: { tenant_runs_per_day: 1 } },
     });

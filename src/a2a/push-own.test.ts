@@ -1,35 +1,23 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type Task, TaskState } from '@a2a-js/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects } from '../store/testing.js';
-import { type A2AGateway, a2aGateway, nodeSkill, sdkClient, userMessage, waitFor } from './testing.js';
-
-/** A push receiver on 127.0.0.1 that answers 200 and keeps each body. */
-async function receiver(): Promise<{ url: string; bodies: string[]; close(): Promise<void> }> {
-  const bodies: string[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      bodies.push(body);
-      res.end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    bodies,
-    close: () => new Promise((r) => server.close(() => r())),
-  };
-}
+import {
+  type A2AGateway,
+  a2aGateway,
+  type PushReceiver,
+  pushReceiver,
+  nodeSkill,
+  sdkClient,
+  userMessage,
+  waitFor,
+} from './testing.js';
 
 /** A real process, a push receiver and two dialects on a shared 2-core machine: more than the default. */
 const SLOW = 60_000;
 
 describe.each(await dialects())('the ends the A2A layer records itself, on %s', (dialect) => {
   let g: A2AGateway | undefined;
-  let r: Awaited<ReturnType<typeof receiver>> | undefined;
+  let r: PushReceiver | undefined;
   afterEach(async () => {
     await g?.stop();
     await r?.close();
@@ -53,7 +41,7 @@ describe.each(await dialects())('the ends the A2A layer records itself, on %s', 
   it(
     'pushes the FAILED of a skill whose launch is refused, once, with its event in the log',
     async () => {
-      r = await receiver();
+      r = await pushReceiver();
       g = await a2aGateway(dialect, {
         config: { egress: { allow: ['127.0.0.1'] } },
         a2a: {
@@ -97,7 +85,7 @@ describe.each(await dialects())('the ends the A2A layer records itself, on %s', 
   it(
     'pushes the FAILED of a next turn whose session cannot be resumed, once',
     async () => {
-      r = await receiver();
+      r = await pushReceiver();
       g = await a2aGateway(dialect, {
         config: { egress: { allow: ['127.0.0.1'] } },
         a2a: { skills: [{ id: 'review', name: 'Review', description: 'x', action: nodeSkill('ok') }] },

@@ -1,5 +1,7 @@
 import { waitFor as waitForTask } from '../tasks/testing.js';
 import { mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentCard, Message } from '@a2a-js/sdk';
@@ -141,4 +143,29 @@ export function userMessage(text: string, metadata?: Record<string, unknown>): M
 /** The tasks suite's poll, with a longer default: an A2A round trip runs a real process. */
 export function waitFor<T>(fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
   return waitForTask(fn, timeoutMs);
+}
+
+export interface PushReceiver {
+  url: string;
+  bodies: string[];
+  close(): Promise<void>;
+}
+
+/** A push receiver on 127.0.0.1 that answers 200 and keeps each body. */
+export async function pushReceiver(): Promise<PushReceiver> {
+  const bodies: string[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      bodies.push(body);
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    bodies,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
