@@ -1,6 +1,7 @@
 import { planDigest, sha256Hex } from '../envelope/index.js';
 import { port } from '../kernel/port.js';
 import type { Db } from '../store/port.js';
+import type { EffectRow } from './sql.js';
 
 /**
  * Side effects with receipts (issue 20 point 1, seed 001 §七 `effect_attempt` / `effect_receipt`).
@@ -66,28 +67,13 @@ export interface EffectReceipt {
   reconciled?: boolean;
 }
 
-export interface EffectView {
-  id: string;
-  idempotency_key: string;
+/** An effect as the API shows it: its row, with the kind and status typed and the times in ISO 8601. */
+export type EffectView = Omit<EffectRow, 'kind' | 'status' | 'created_at' | 'updated_at'> & {
   kind: EffectKind;
-  ref: string;
-  target: string;
   status: EffectStatus;
-  plan_digest: string;
-  capability_id: string | null;
-  policy_revision: string | null;
-  approval_id: string | null;
-  task_id: string | null;
-  correlation_id: string | null;
-  causation_id: string | null;
-  provider_id: string | null;
-  answer_digest: string | null;
-  detail: string | null;
-  prepared_event_id: string;
-  receipted_event_id: string | null;
   created_at: string;
   updated_at: string;
-}
+};
 
 export type TraceStage =
   | 'intent'
