@@ -60,6 +60,7 @@ const packageFile = (path: string) => createRequire(import.meta.url).resolve(pat
 export const ASSETS: Record<string, { path: () => string | URL; type: string }> = {
   'console.js': { path: () => new URL('./assets/console.js', import.meta.url), type: JS },
   'console.css': { path: () => new URL('./assets/console.css', import.meta.url), type: CSS },
+  'views.css': { path: () => new URL('./assets/views.css', import.meta.url), type: CSS },
   'metrics.js': { path: () => new URL('./assets/metrics.js', import.meta.url), type: JS },
   'uPlot.iife.min.js': { path: () => packageFile('uplot/dist/uPlot.iife.min.js'), type: JS },
   'uPlot.min.css': { path: () => packageFile('uplot/dist/uPlot.min.css'), type: CSS },

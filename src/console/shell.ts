@@ -81,6 +81,7 @@ export function layout(title: string, frame: Frame, body: string): string {
 ${csrf}
 <title>${escapeHtml(tabTitle(title, frame.pending))}</title>
 ${styles}<link rel="stylesheet" href="/console/assets/console.css">
+<link rel="stylesheet" href="/console/assets/views.css">
 <script type="module" src="/console/assets/console.js"></script>
 ${scripts}</head><body>
 <a class="skip" href="#main">Skip to content</a>
@@ -108,6 +109,7 @@ export function bareLayout(title: string, body: string): string {
 <meta name="color-scheme" content="light dark">
 <title>${escapeHtml(title)} · Switchboard</title>
 <link rel="stylesheet" href="/console/assets/console.css">
+<link rel="stylesheet" href="/console/assets/views.css">
 </head><body class="bare">
 <main id="main">
 <h1>${escapeHtml(title)}</h1>
