@@ -18,6 +18,7 @@ import {
   skills,
   userMessage,
   waitFor,
+  sendText,
 } from './testing.js';
 
 const TERMINAL = [TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED];
@@ -69,16 +70,7 @@ describe.each(await dialects())('Switchboard as an A2A agent on %s', (dialect) =
   it('runs a skill as a Switchboard task: SendMessage, then GetTask until COMPLETED', async () => {
     g = await a2aGateway(dialect);
     const client = await sdkClient(g.url);
-    const sent = (await client.sendMessage({
-      tenant: '',
-      message: userMessage('please review this diff'),
-      configuration: {
-        returnImmediately: true,
-        acceptedOutputModes: [],
-        taskPushNotificationConfig: undefined,
-      },
-      metadata: undefined,
-    })) as Task;
+    const sent = await sendText(client, 'please review this diff');
     expect(sent.id).toBeTruthy();
     const done = await waitFor(async () => {
       const t = await client.getTask({ tenant: '', id: sent.id, historyLength: undefined });
@@ -322,16 +314,7 @@ describe.each(await dialects())('Switchboard as an A2A agent on %s', (dialect) =
     const pidFile = join(g.workDir, 'hang.pid');
     skills(g)[0]!.action = nodeSkill('hang', pidFile);
     const client = await sdkClient(g.url);
-    const sent = (await client.sendMessage({
-      tenant: '',
-      message: userMessage('never ends'),
-      configuration: {
-        returnImmediately: true,
-        acceptedOutputModes: [],
-        taskPushNotificationConfig: undefined,
-      },
-      metadata: undefined,
-    })) as Task;
+    const sent = await sendText(client, 'never ends');
     const pid = await waitFor(() => {
       try {
         return Number(readFileSync(pidFile, 'utf8')) || undefined;
@@ -370,16 +353,7 @@ describe.each(await dialects())('Switchboard as an A2A agent on %s', (dialect) =
     g = await a2aGateway(dialect);
     skills(g)[0]!.action = nodeSkill('hang');
     const client = await sdkClient(g.url);
-    const sent = (await client.sendMessage({
-      tenant: '',
-      message: userMessage('follow me'),
-      configuration: {
-        returnImmediately: true,
-        acceptedOutputModes: [],
-        taskPushNotificationConfig: undefined,
-      },
-      metadata: undefined,
-    })) as Task;
+    const sent = await sendText(client, 'follow me');
     const states: TaskState[] = [];
     const followed = (async () => {
       for await (const frame of client.resubscribeTask({ tenant: '', id: sent.id })) {

@@ -20,6 +20,7 @@ import {
   sdkClient,
   userMessage,
   waitFor,
+  sendText,
 } from './testing.js';
 
 /**
@@ -90,23 +91,7 @@ describe.each(await dialects())(
         },
       });
       const client = await sdkClient(g.url);
-      const sent = (await client.sendMessage({
-        tenant: '',
-        message: userMessage('deploy it'),
-        configuration: {
-          returnImmediately: true,
-          acceptedOutputModes: [],
-          taskPushNotificationConfig: {
-            tenant: '',
-            id: 'cfg-1',
-            taskId: '',
-            url: r.url,
-            token: '',
-            authentication: undefined,
-          },
-        },
-        metadata: undefined,
-      })) as Task;
+      const sent = await sendText(client, 'deploy it', { push: { url: r.url, id: 'cfg-1' } });
       const get = () => client.getTask({ tenant: '', id: sent.id, historyLength: 0 });
       const tasks = g.gateway.kernel.ports.get(tasksPort) as TaskService;
       // The agent has exited (its Switchboard task ended) and the A2A task is still waiting.

@@ -1,4 +1,4 @@
-import { type Task, TaskState } from '@a2a-js/sdk';
+import { TaskState } from '@a2a-js/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { approvalsModule } from '../approvals/module.js';
 import { deliveryModule } from '../delivery/module.js';
@@ -7,7 +7,7 @@ import { KEYS } from '../server/testing.js';
 import { dialects } from '../store/testing.js';
 import { tasksModule } from '../tasks/module.js';
 import { a2aModule } from './module.js';
-import { type A2AGateway, a2aGateway, sdkClient, userMessage, waitFor } from './testing.js';
+import { type A2AGateway, a2aGateway, sdkClient, waitFor, sendText } from './testing.js';
 
 /**
  * A skill whose agent asks for approval with its task-scoped key and waits for the decision (as the
@@ -67,16 +67,7 @@ describe.each(await dialects())('an input-required A2A task on %s', (dialect) =>
       },
     });
     const client = await sdkClient(g.url);
-    const sent = (await client.sendMessage({
-      tenant: '',
-      message: userMessage('deploy it'),
-      configuration: {
-        returnImmediately: true,
-        acceptedOutputModes: [],
-        taskPushNotificationConfig: undefined,
-      },
-      metadata: undefined,
-    })) as Task;
+    const sent = await sendText(client, 'deploy it');
     const get = () => client.getTask({ tenant: '', id: sent.id, historyLength: 0 });
     await waitFor(async () =>
       (await get()).status?.state === TaskState.TASK_STATE_INPUT_REQUIRED ? true : undefined,

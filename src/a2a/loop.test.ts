@@ -5,7 +5,15 @@ import { type Task, TaskState } from '@a2a-js/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects } from '../store/testing.js';
 import { type TaskService, tasksPort } from '../tasks/port.js';
-import { type A2AGateway, a2aGateway, nodeSkill, sdkClient, userMessage, waitFor } from './testing.js';
+import {
+  type A2AGateway,
+  a2aGateway,
+  nodeSkill,
+  sdkClient,
+  userMessage,
+  waitFor,
+  sendText,
+} from './testing.js';
 
 /**
  * A skill whose agent calls the same skill again over A2A with its task-scoped key (a chain of agents
@@ -46,16 +54,7 @@ describe.each(await dialects())('the loop guard for A2A skills on %s', (dialect)
       },
     });
     const client = await sdkClient(g.url);
-    const first = (await client.sendMessage({
-      tenant: '',
-      message: userMessage('start the chain'),
-      configuration: {
-        returnImmediately: true,
-        acceptedOutputModes: [],
-        taskPushNotificationConfig: undefined,
-      },
-      metadata: undefined,
-    })) as Task;
+    const first = await sendText(client, 'start the chain');
     expect(first.id).toBeTruthy();
     // depth 0 (an outside caller) → task at depth 1 → its call at depth 1 → task at depth 2 → its
     // call at depth 2 ≥ loop.max_depth: refused.

@@ -9,6 +9,7 @@ import {
   sdkClient,
   userMessage,
   waitFor,
+  sendText,
 } from './testing.js';
 
 describe.each(await dialects())('the end of a push config on %s', (dialect) => {
@@ -25,23 +26,10 @@ describe.each(await dialects())('the end of a push config on %s', (dialect) => {
     r = await pushReceiver();
     g = await a2aGateway(dialect, { config: { egress: { allow: ['127.0.0.1'] } } });
     const client = await sdkClient(g.url);
-    const task = (await client.sendMessage({
-      tenant: '',
-      message: userMessage('push me until the end'),
-      configuration: {
-        returnImmediately: false,
-        acceptedOutputModes: [],
-        taskPushNotificationConfig: {
-          tenant: '',
-          id: 'cfg-1',
-          taskId: '',
-          url: r.url,
-          token: '',
-          authentication: undefined,
-        },
-      },
-      metadata: undefined,
-    })) as Task;
+    const task = await sendText(client, 'push me until the end', {
+      returnImmediately: false,
+      push: { url: r.url, id: 'cfg-1' },
+    });
     expect(task.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
     const bodies = r.bodies;
     await waitFor(() => bodies.some((b) => b.includes('TASK_STATE_COMPLETED')) || undefined);

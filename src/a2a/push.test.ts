@@ -21,6 +21,7 @@ import {
   skills,
   userMessage,
   waitFor,
+  sendText,
 } from './testing.js';
 
 interface Received {
@@ -104,23 +105,10 @@ describe.each(await dialects())('A2A push notifications on %s', (dialect) => {
       config: { egress: { allow: ['127.0.0.1'] }, delivery: FAST_RETRY },
     });
     const client = await sdkClient(g.url);
-    const sent = (await client.sendMessage({
-      tenant: '',
-      message: userMessage('push me'),
-      configuration: {
-        returnImmediately: false,
-        acceptedOutputModes: [],
-        taskPushNotificationConfig: {
-          tenant: '',
-          id: '',
-          taskId: '',
-          url: r.url,
-          token: 'client-token-1',
-          authentication: undefined,
-        },
-      },
-      metadata: undefined,
-    })) as Task;
+    const sent = await sendText(client, 'push me', {
+      returnImmediately: false,
+      push: { url: r.url, token: 'client-token-1' },
+    });
     expect(sent.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
     const got = r.got;
     const byEvent = new Map<string, Received[]>();

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgentCard, Message } from '@a2a-js/sdk';
+import type { AgentCard, Message, Task } from '@a2a-js/sdk';
 import {
   type Client,
   ClientFactory,
@@ -168,4 +168,34 @@ export async function pushReceiver(): Promise<PushReceiver> {
     bodies,
     close: () => new Promise((r) => server.close(() => r())),
   };
+}
+
+/**
+ * `SendMessage` of one text part, as the SDK client sends it: answered at once unless
+ * `returnImmediately` is false, with a push config when `push` names a URL.
+ */
+export async function sendText(
+  client: Client,
+  text: string,
+  o: { returnImmediately?: boolean; push?: { url: string; id?: string; token?: string } } = {},
+): Promise<Task> {
+  return (await client.sendMessage({
+    tenant: '',
+    message: userMessage(text),
+    configuration: {
+      returnImmediately: o.returnImmediately ?? true,
+      acceptedOutputModes: [],
+      taskPushNotificationConfig: o.push
+        ? {
+            tenant: '',
+            id: o.push.id ?? '',
+            taskId: '',
+            url: o.push.url,
+            token: o.push.token ?? '',
+            authentication: undefined,
+          }
+        : undefined,
+    },
+    metadata: undefined,
+  })) as Task;
 }
