@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
  */
 
 const SRC = dirname(fileURLToPath(import.meta.url));
-const CORE = ['envelope', 'errors', 'store', 'log', 'config', 'text'];
+const CORE = ['envelope', 'errors', 'store', 'log', 'config', 'text', 'trace'];
 
 interface Edge {
   file: string;
@@ -55,7 +55,7 @@ const offending = (pred: (e: Edge) => boolean) =>
   edges.filter(pred).map((e) => `src/${e.file} imports src/${e.target}`);
 
 describe('how modules meet (import rules)', () => {
-  it('keeps the core (envelope, errors, store, log, config, text) to itself', () => {
+  it('keeps the core (envelope, errors, store, log, config, text, trace) to itself', () => {
     expect(offending((e) => CORE.includes(e.from) && !CORE.includes(e.to))).toEqual([]);
   });
 

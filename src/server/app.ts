@@ -6,7 +6,7 @@ import { mapErrors } from '../kernel/http.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { App, AppEnv, Services } from '../kernel/module.js';
 import { type HostPolicy, hostPolicy } from '../kernel/origin.js';
-import { serverSpan } from '../telemetry/span.js';
+import { serverSpan } from '../trace/span.js';
 
 /**
  * The HTTP app: request ids and metrics, Host/Origin validation, the error catalogue's mapping, then

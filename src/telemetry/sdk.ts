@@ -11,7 +11,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { setTracing } from './span.js';
+import { setTracing } from '../trace/span.js';
 
 /**
  * Loaded only when `telemetry.otlp_endpoint` is set (the module imports it lazily): the SDK, an

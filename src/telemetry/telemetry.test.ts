@@ -17,7 +17,7 @@ import { KEYS } from '../server/testing.js';
 import { freshStore, type TestStore } from '../store/testing.js';
 import { waitFor } from '../tasks/testing.js';
 import { telemetryModule } from './module.js';
-import { tracing } from './span.js';
+import { tracing } from '../trace/span.js';
 
 interface OtlpSpan {
   traceId: string;

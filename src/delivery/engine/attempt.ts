@@ -6,7 +6,7 @@ import type {
 } from '../../channels/index.js';
 import type { Egress, SendResult } from '../../egress/index.js';
 import type { Message } from '../../notify/port.js';
-import { inSpan, withTraceHeaders } from '../../telemetry/span.js';
+import { inSpan, withTraceHeaders } from '../../trace/span.js';
 import { classify, nextAttemptAt, type Outcome, type RetryPolicy, type Verdict } from '../retry.js';
 
 /**

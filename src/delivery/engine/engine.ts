@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { resumeSpan } from '../../telemetry/span.js';
+import { resumeSpan } from '../../trace/span.js';
 import { type AnyChannelKind, channelKind, type SmtpTransport } from '../../channels/index.js';
 import type { Egress } from '../../egress/index.js';
 import type { Message } from '../../notify/port.js';

@@ -1,5 +1,5 @@
 import { blockedTarget } from '../../channels/index.js';
-import { rememberTrace } from '../../telemetry/span.js';
+import { rememberTrace } from '../../trace/span.js';
 import type { EgressPolicy } from '../../egress/index.js';
 import type { Message } from '../../notify/port.js';
 import { type EnvelopeInput, newId } from '../../envelope/index.js';

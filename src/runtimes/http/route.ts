@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { annotate, inSpan } from '../../telemetry/span.js';
+import { annotate, inSpan } from '../../trace/span.js';
 import type { ApprovalView } from '../../approvals/port.js';
 import type { Envelope, EnvelopeInput } from '../../envelope/index.js';
 import { causedBy, readJsonText } from '../../envelope/index.js';

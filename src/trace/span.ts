@@ -11,8 +11,9 @@ import {
 } from '@opentelemetry/api';
 
 /**
- * The span helpers modules call. They use only `@opentelemetry/api`; the SDK is loaded by the
- * telemetry module when `telemetry.otlp_endpoint` is set (`sdk.ts`). Off, every helper is one boolean
+ * The span helpers modules call, in the core beside the log (so a module that traces depends on the
+ * core, not on the telemetry module). They use only `@opentelemetry/api`; the SDK is loaded by the
+ * telemetry module when `telemetry.otlp_endpoint` is set (`src/telemetry/sdk.ts`). Off, every helper is one boolean
  * test and a direct call: no span, no context, no header. docs/scale.md#opentelemetry.
  */
 
