@@ -91,29 +91,7 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
             deps.logger.warn({ agent: id, err: err.message }, 'agents: card not fetched; retried later');
             if (row) read = readCard(JSON.parse(row.card));
           }
-          if (!read) continue;
-          registry.put(id, read, {
-            source: 'config',
-            cardUrl: entry.card_url,
-            weight: entry.weight,
-            token,
-            registeredBy: 'config',
-            lastSeen: seen,
-            ...(row ? { row } : {}),
-          });
-          await deps.db.query(
-            q.upsertAgent({
-              tenant,
-              id,
-              source: 'config',
-              cardUrl: entry.card_url,
-              card: JSON.stringify(read.json),
-              weight: entry.weight,
-              lastSeen: seen,
-              registeredBy: 'config',
-              now: deps.now(),
-            }),
-          );
+          if (read) await putConfigAgent(deps, registry, env, id, read, seen, row);
         }
         for (const row of rows.values()) {
           if (row.source !== 'api' || deps.config.agents[row.id]) continue;
@@ -140,7 +118,7 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
           deps.db.dialect === 'sqlite' ? q.deleteAllWaits(tenant) : q.deleteExpiredWaits(tenant, deps.now()),
         );
         await deps.db.query(q.failAbandoned(tenant, deps.now()));
-        sync = new RegistrySync({ db: deps.db, tenant, now: deps.now, registry, logger: deps.logger });
+        sync = new RegistrySync({ db: deps.db, tenant, now: deps.now, registry, logger: deps.logger, env });
         await sync.run();
         const cluster = deps.cluster;
         const broadcast = async (db: typeof deps.db, id: string) => {
@@ -186,7 +164,7 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
           collaborate: (req, caller) => engine.collaborate(req, caller),
           receipt: (refId, caller) => engine.receipt(refId, caller),
         };
-        const stateOf = (a: AgentRecord) =>
+        const stateOf = (a: AgentRecord, now = deps.now()) =>
           q.updateAgentState({
             tenant,
             id: a.id,
@@ -195,16 +173,16 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
             successEwma: a.successEwma,
             latencyEwma: a.latencyEwma,
             lastSeen: a.lastSeen,
-            now: deps.now(),
+            now,
           });
         routes = {
           service: () => service,
           known: (id) => registry.has(id),
           async register(req, by) {
-            if (deps.config.agents[req.id])
+            if (deps.config.agents[req.id] || registry.get(req.id)?.source === 'config')
               throw new AppError(
                 'conflict',
-                `agent ${req.id} is configured under agents:; its card comes from there`,
+                `agent ${req.id} is configured under agents: (here or on another replica); its card comes from there`,
               );
             let read: ReadCard;
             try {
@@ -237,18 +215,7 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
                   now,
                 }),
               );
-              await tx.query(
-                q.updateAgentState({
-                  tenant,
-                  id: a.id,
-                  status: a.status,
-                  load: a.reportedLoad,
-                  successEwma: a.successEwma,
-                  latencyEwma: a.latencyEwma,
-                  lastSeen: a.lastSeen,
-                  now,
-                }),
-              );
+              await tx.query(stateOf(a, now));
               await broadcast(tx, req.id);
               await deps.emit(
                 {
@@ -304,31 +271,11 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
             intervalMs: REFRESH_MS,
             tick: async () => {
               for (const [id, entry] of Object.entries(deps.config.agents)) {
-                const before = registry.get(id);
                 try {
                   const read = await fetchCard(entry.card_url, egress!);
-                  const token = entry.token_env ? (opts.env ?? process.env)[entry.token_env] : undefined;
-                  registry.put(id, read, {
-                    source: 'config',
-                    cardUrl: entry.card_url,
-                    weight: entry.weight,
-                    token,
-                    registeredBy: 'config',
-                    lastSeen: before ? null : deps.now(),
-                  });
-                  await deps.db.query(
-                    q.upsertAgent({
-                      tenant: deps.config.tenant.id,
-                      id,
-                      source: 'config',
-                      cardUrl: entry.card_url,
-                      card: JSON.stringify(read.json),
-                      weight: entry.weight,
-                      lastSeen: null,
-                      registeredBy: 'config',
-                      now: deps.now(),
-                    }),
-                  );
+                  // A card fetched is a sign of life only for an agent never seen before.
+                  const seen = registry.has(id) ? null : deps.now();
+                  await putConfigAgent(deps, registry, opts.env ?? process.env, id, read, seen);
                 } catch (err) {
                   deps.logger.warn({ agent: id, err: (err as Error).message }, 'agents: card refresh failed');
                 }
@@ -343,6 +290,47 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
       },
     }),
   };
+}
+
+/**
+ * A config agent's card, as fetched (or as last stored), into the registry and its row: at start and
+ * on each refresh. The row names `token_env` (never the token), so a replica whose own config does
+ * not list the agent can still call it with the token from its own environment (sync.ts).
+ */
+async function putConfigAgent(
+  deps: AgentsDeps,
+  registry: Registry,
+  env: NodeJS.ProcessEnv,
+  id: string,
+  read: ReadCard,
+  lastSeen: number | null,
+  row?: q.AgentRow,
+): Promise<void> {
+  const entry = deps.config.agents[id]!;
+  registry.put(id, read, {
+    source: 'config',
+    cardUrl: entry.card_url,
+    weight: entry.weight,
+    token: entry.token_env ? env[entry.token_env] : undefined,
+    tokenEnv: entry.token_env ?? null,
+    registeredBy: 'config',
+    lastSeen,
+    ...(row ? { row } : {}),
+  });
+  await deps.db.query(
+    q.upsertAgent({
+      tenant: deps.config.tenant.id,
+      id,
+      source: 'config',
+      cardUrl: entry.card_url,
+      tokenEnv: entry.token_env ?? null,
+      card: JSON.stringify(read.json),
+      weight: entry.weight,
+      lastSeen,
+      registeredBy: 'config',
+      now: deps.now(),
+    }),
+  );
 }
 
 /** `loop.max_depth` (the ingress section: derived work's storm control), read as data. */

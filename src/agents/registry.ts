@@ -26,6 +26,8 @@ export interface AgentRecord extends Routable {
   source: AgentSource;
   /** The bearer token Switchboard sends it (config agents' `token_env`); never listed or logged. */
   token: string | undefined;
+  /** The variable the token is read from (a config agent's `token_env`; stored, the token never is). */
+  tokenEnv: string | null;
   /** What its last heartbeat said; `load` adds the calls open to it. */
   reportedLoad: number;
   open: number;
@@ -82,6 +84,7 @@ export class Registry {
       cardUrl: string | null;
       weight: number;
       token: string | undefined;
+      tokenEnv?: string | null;
       registeredBy: string;
       row?: AgentRow;
       lastSeen: number | null;
@@ -101,6 +104,7 @@ export class Registry {
       cardUrl: o.cardUrl,
       source: o.source,
       token: o.token,
+      tokenEnv: o.tokenEnv ?? null,
       weight: o.weight,
       status: before?.status ?? (row?.status === 'down' ? 'down' : 'up'),
       reportedLoad: before?.reportedLoad ?? Number(row?.load ?? 0),

@@ -23,12 +23,14 @@ import { type Peer, peerCard, sdkPeer, waitFor } from './testing.js';
  */
 
 const PUSH_TOKEN = 'push-token-0123456789abcdef';
+const SOLO_TOKEN = 'solo-token-0123456789abcdef';
 const KEY = { slow: 'slow-key-0123456789abcdef', qa: 'qa-key-0123456789abcdef' };
 
 describe.runIf(await pgAvailable())('the agent registry shared between two replicas on postgres', () => {
   let store: TestStore;
   let slow: Peer;
   let fast: Peer;
+  let solo: Peer;
   const replicas: RunningServer[] = [];
   const dirs: string[] = [];
 
@@ -47,7 +49,8 @@ describe.runIf(await pgAvailable())('the agent registry shared between two repli
     store = await freshStore('postgres');
     slow = await sdkPeer('slow', ['slowonly'], 'slow', 1_500);
     fast = await sdkPeer('fast', ['review'], 'fast');
-    for (const db of [store.db, await store.reopen()]) {
+    solo = await sdkPeer('solo', ['summarize'], 'fast');
+    for (const [i, db] of [store.db, await store.reopen()].entries()) {
       const dir = mkdtempSync(join(tmpdir(), 'sb-agents-rep-'));
       dirs.push(dir);
       const config = parseConfig({
@@ -62,7 +65,11 @@ describe.runIf(await pgAvailable())('the agent registry shared between two repli
         },
         egress: { allow: ['127.0.0.1'] },
         sources: { 'agent-push': { type: 'a2a-push', token: PUSH_TOKEN } },
-        agents: { slow: { card_url: slow.cardUrl } },
+        // Only replica A's config names `solo`: B routes to it from the row A wrote.
+        agents: {
+          slow: { card_url: slow.cardUrl },
+          ...(i === 0 ? { solo: { card_url: solo.cardUrl, token_env: 'SOLO_TOKEN' } } : {}),
+        },
       });
       const server = await startServer(config, {
         db,
@@ -74,7 +81,7 @@ describe.runIf(await pgAvailable())('the agent registry shared between two repli
           clusterModule(),
           gateModule({ watch: false, sighup: false }),
           ingressModule({ workers: false }),
-          agentsModule(),
+          agentsModule({ env: { SOLO_TOKEN } }),
         ],
       });
       server.services.config.server.public_url = server.url;
@@ -86,7 +93,7 @@ describe.runIf(await pgAvailable())('the agent registry shared between two repli
   }, 60_000);
   afterAll(async () => {
     for (const r of replicas) await r.stop();
-    await Promise.all([slow, fast].map((p) => p?.close()));
+    await Promise.all([slow, fast, solo].map((p) => p?.close()));
     await store?.cleanup();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
@@ -105,6 +112,14 @@ describe.runIf(await pgAvailable())('the agent registry shared between two repli
     expect(refused.status).toBe(503);
     expect((await call(a, '/v1/agents/slow/heartbeat', KEY.slow, { status: 'up' })).status).toBe(200);
     await waitFor(async () => (await listed(b)).find((x) => x.id === 'slow' && x.status === 'up'), 5_000);
+  });
+
+  it('routes on replica B to an agent only replica A configures, with the token its token_env names', async () => {
+    const [, b] = replicas as [RunningServer, RunningServer];
+    await waitFor(async () => (await listed(b)).some((x) => x.id === 'solo' && x.status === 'up'), 5_000);
+    const r = await call(b, '/v1/collaborations', KEYS.agent, { skill: 'summarize', input: 'notes' });
+    expect(r.body).toMatchObject({ state: 'completed', agent: 'solo' });
+    expect(solo.auth.at(-1)).toBe(`Bearer ${SOLO_TOKEN}`);
   });
 
   it('refuses a cycle whose two halves arrive at different replicas', async () => {

@@ -18,6 +18,8 @@ export interface AgentRow {
   created_at: number | string;
   updated_at: number | string;
   card_version: number | string;
+  /** A config agent's `token_env` on the replica that configured it (0902). */
+  token_env: string | null;
 }
 
 export interface CollaborationRow {
@@ -47,6 +49,8 @@ export function upsertAgent(a: {
   id: string;
   source: string;
   cardUrl: string | null;
+  /** A config agent's `token_env` (the variable's name; the token is never stored). */
+  tokenEnv?: string | null;
   card: string;
   weight: number;
   lastSeen: number | null;
@@ -55,10 +59,10 @@ export function upsertAgent(a: {
 }): Sql {
   return sql(
     `INSERT INTO agents (tenant_id, id, source, card_url, card, weight, status, load, success_ewma,
-       latency_ewma, last_seen, registered_by, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, 'up', 0, 1, NULL, $7, $8, $9, $9)
+       latency_ewma, last_seen, registered_by, created_at, updated_at, token_env)
+     VALUES ($1, $2, $3, $4, $5, $6, 'up', 0, 1, NULL, $7, $8, $9, $9, $10)
      ON CONFLICT (tenant_id, id) DO UPDATE SET source = $3, card_url = $4, card = $5, weight = $6,
-       last_seen = COALESCE($7, agents.last_seen), registered_by = $8, updated_at = $9,
+       last_seen = COALESCE($7, agents.last_seen), registered_by = $8, updated_at = $9, token_env = $10,
        card_version = agents.card_version + CASE WHEN agents.card = $5 THEN 0 ELSE 1 END`,
     a.tenant,
     a.id,
@@ -69,6 +73,7 @@ export function upsertAgent(a: {
     a.lastSeen,
     a.registeredBy,
     a.now,
+    a.tokenEnv ?? null,
   );
 }
 

@@ -27,6 +27,8 @@ export class RegistrySync {
   private running: Promise<void> | undefined;
   private again = false;
   private passes = 0;
+  /** Agents configured elsewhere whose token this replica lacks (warned once, not routed). */
+  private readonly untokened = new Set<string>();
 
   constructor(
     private readonly d: {
@@ -35,6 +37,8 @@ export class RegistrySync {
       now: () => number;
       registry: Registry;
       logger: Logger;
+      /** Where another replica's config agent's `token_env` is read. */
+      env: NodeJS.ProcessEnv;
     },
   ) {}
 
@@ -62,17 +66,28 @@ export class RegistrySync {
     const rows = await db.query<q.AgentStateRow>(q.selectAgentStates(tenant, this.d.now()));
     for (const row of rows) {
       let a = registry.get(row.id);
-      // An agent another replica's config names is not this replica's to call (no token here).
-      if (!a && row.source === 'config') continue;
       if (!a || a.cardVersion !== Number(row.card_version)) {
         const [full] = await db.query<q.AgentRow>(q.selectAgent(tenant, row.id));
         if (!full) continue;
+        // An agent another replica's config names (its card fetched there) is called from here with
+        // the token its `token_env` names in this replica's environment (replicas.test.ts).
+        const token = a?.token ?? (full.token_env ? this.d.env[full.token_env] : undefined);
+        if (!a && full.token_env && !token) {
+          if (!this.untokened.has(row.id))
+            this.d.logger.warn(
+              { agent: row.id },
+              `agents: ${row.id} is configured on another replica; ${full.token_env} is not set here, so it is not routed from here`,
+            );
+          this.untokened.add(row.id);
+          continue;
+        }
         try {
           a = registry.put(row.id, readCard(JSON.parse(full.card)), {
             source: full.source as AgentSource,
             cardUrl: full.card_url,
             weight: Number(full.weight),
-            token: a?.token,
+            token,
+            tokenEnv: full.token_env,
             registeredBy: full.registered_by,
             row: full,
             lastSeen: null,
