@@ -14,5 +14,7 @@ if (command === 'hook' && runtime && !runtime.startsWith('-')) {
     await import('../hook/entry.js'); // not bundled (running from a plain tsc build)
   }
 } else {
+  // Before the modules load, so start-up does not grow the young generation (src/server/heap.ts).
+  if (command === 'serve') (await import('../server/heap.js')).startLean();
   await import('./program.js');
 }

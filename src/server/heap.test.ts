@@ -1,0 +1,61 @@
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { requireBuild, ROOT } from '../cli/testing.js';
+
+/**
+ * The young-generation policy of `serve` (heap.ts), in a child process each: V8 flags are
+ * process-wide, so the test's own worker is never touched.
+ */
+
+const HEAP = `${ROOT}dist/server/heap.js`;
+
+/** Runs `body` in a fresh node with heap.js imported as `h`; prints the new space's size in MB. */
+function child(
+  body: string,
+  args: string[] = [],
+): { lean: boolean; before: number; after: number; grew: boolean } {
+  const script = `
+import v8 from 'node:v8';
+const h = await import(${JSON.stringify(HEAP)});
+const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').physical_space_size / 2 ** 20;
+const churn = (n) => { let keep = []; for (let i = 0; i < n; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 5000) keep = []; } };
+const out = { grew: false };
+${body}
+process.stdout.write(JSON.stringify(out));`;
+  return JSON.parse(
+    execFileSync(process.execPath, [...args, '--input-type=module', '-e', script], { encoding: 'utf8' }),
+  );
+}
+
+describe('serve keeps the young generation lean until it is busy', () => {
+  requireBuild();
+
+  it('start-up allocation does not grow the new space once startLean ran', () => {
+    const r = child('out.lean = h.startLean(); churn(2e6); out.before = newSpace(); out.after = out.before;');
+    expect(r.lean).toBe(true);
+    expect(r.before).toBeLessThan(4);
+  });
+
+  it('without it, the same allocation grows the new space (the cost the policy removes)', () => {
+    const r = child('out.lean = false; churn(2e6); out.before = newSpace(); out.after = out.before;');
+    expect(r.before).toBeGreaterThan(8);
+  });
+
+  it('load gives V8 its growth factor back, and the new space grows as it does by default', () => {
+    const r = child(`
+out.lean = h.startLean();
+const stop = h.growWhenBusy({ onGrow: () => { out.grew = true; } });
+churn(2e5); out.before = newSpace();
+await new Promise((r) => setTimeout(r, 50)); // gc entries are delivered asynchronously
+for (let i = 0; i < 20 && !out.grew; i++) { churn(1e6); await new Promise((r) => setTimeout(r, 10)); }
+churn(3e6); out.after = newSpace(); stop();`);
+    expect(r.before).toBeLessThan(4);
+    expect(r.grew).toBe(true);
+    expect(r.after).toBeGreaterThan(8);
+  });
+
+  it('an operator who chose a semi-space size is left alone', () => {
+    const r = child('out.lean = h.startLean(); out.before = 0; out.after = 0;', ['--max-semi-space-size=8']);
+    expect(r.lean).toBe(false);
+  });
+});

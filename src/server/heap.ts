@@ -1,0 +1,64 @@
+import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+
+/**
+ * An idle gateway should not hold a busy one's young generation. V8 starts the new space at 1 MB
+ * per semi-space and doubles it (`--semi-space-growth-factor`, default 2) whenever a scavenge finds
+ * much surviving, up to 16 MB: loading ~900 module files at start grows it to its maximum, and
+ * nothing shrinks it again in a process that then waits for requests, so an idle `serve` kept
+ * ~32 MB of new space it did not use (docs/benchmarks.md). `serve` therefore starts with the growth
+ * factor at 1 and hands V8 its default back as soon as allocation shows real load, so a busy
+ * gateway gets exactly V8's usual young generation.
+ *
+ * An operator who sets any semi-space flag (`node --max-semi-space-size=…`, `NODE_OPTIONS`) is
+ * left alone.
+ */
+
+/** V8's own default for `--semi-space-growth-factor`. */
+const V8_GROWTH_FACTOR = 2;
+/** Scavenges within one second that count as load: with 1 MB semi-spaces, ≳ 20 MB/s allocated. */
+export const BUSY_SCAVENGES_PER_SECOND = 20;
+
+function operatorChoseSemiSpace(): boolean {
+  const flags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
+  return /semi[-_]space/.test(flags);
+}
+
+/** Call first thing in `serve`, before the modules load: keeps the young generation at its start size. */
+export function startLean(): boolean {
+  if (operatorChoseSemiSpace()) return false;
+  setFlagsFromString('--semi-space-growth-factor=1');
+  return true;
+}
+
+/**
+ * Watches scavenges once the gateway is ready; the first second with `busyPerSecond` of them gives V8
+ * its growth factor back (for good: a process that was busy once is one that gets traffic) and stops
+ * watching. Returns a stop function.
+ */
+export function growWhenBusy(
+  opts: { busyPerSecond?: number; onGrow?: () => void; now?: () => number } = {},
+): () => void {
+  const busy = opts.busyPerSecond ?? BUSY_SCAVENGES_PER_SECOND;
+  const now = opts.now ?? (() => performance.now());
+  let windowStart = now();
+  let count = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
+      if (kind !== constants.NODE_PERFORMANCE_GC_MINOR) continue;
+      const t = now();
+      if (t - windowStart > 1000) {
+        windowStart = t;
+        count = 0;
+      }
+      if (++count < busy) continue;
+      setFlagsFromString(`--semi-space-growth-factor=${V8_GROWTH_FACTOR}`);
+      observer.disconnect();
+      opts.onGrow?.();
+      return;
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return () => observer.disconnect();
+}
