@@ -64,7 +64,7 @@ describe('switchboard policy shadow', () => {
     );
     out.length = 0;
     expect(await shadow('draft.yaml', { ...io(), json: true, limit: '1' })).toBe(0);
-    expect(JSON.parse(out[0]!)).toEqual({ evaluated: 1, changed: [], counts: {} });
+    expect(JSON.parse(out[0]!)).toEqual({ evaluated: 1, skipped: 0, changed: [], counts: {} });
   });
 
   it('reports a broken draft with its own lines and sends nothing', async () => {

@@ -83,6 +83,9 @@ export function formatShadowReport(r: ShadowReport, since: string): string[] {
   const lines = [
     `${r.evaluated} recorded intent${r.evaluated === 1 ? '' : 's'} since ${since} re-decided; ${r.changed.length} would change`,
   ];
+  // An older server's report has no skipped count.
+  if (r.skipped > 0)
+    lines.push(`${r.skipped} more could not be re-decided: their payload has left the vault (retention)`);
   for (const [change, n] of Object.entries(r.counts).sort(([, a], [, b]) => b - a)) {
     lines.push(`  ${change.padEnd(28)} ${n}`);
   }

@@ -155,8 +155,13 @@ export interface ShadowChange {
 
 /** A shadow run's answer; nothing was written anywhere to get it. */
 export interface ShadowReport {
-  /** Recorded intents re-decided (one whose payload has left the vault cannot be, and is not counted). */
+  /** Recorded intents re-decided. */
   evaluated: number;
+  /**
+   * Recorded intents of the window that could not be re-decided: their payload has left the vault
+   * (retention) or no longer reads as an intent. Not in `evaluated`; a run that skips many says less.
+   */
+  skipped: number;
   /** Oldest first. */
   changed: ShadowChange[];
   /** `"allow→deny": n`, one key per kind of change. */

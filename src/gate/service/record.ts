@@ -15,6 +15,8 @@ export interface DecisionFacts {
   resource: string | null;
   /** Set when the evaluation was the re-check of an approved plan. */
   approved_plan_digest?: string;
+  /** The task's steps when it was decided: a shadow run gives `task.steps` what the gate saw. */
+  task_steps?: number;
 }
 
 /** deny → denied; defer and require_approval → deferred (the call waits); allow and modify → authorized. */
@@ -68,6 +70,7 @@ export function decisionEvents(
         ...(d.tags ? { tags: d.tags } : {}),
         ...(f.trace.errors.length > 0 ? { rule_errors: f.trace.errors.map((e) => e.rule_id) } : {}),
         ...(f.approved_plan_digest ? { approved_plan_digest: f.approved_plan_digest } : {}),
+        ...(f.task_steps !== undefined ? { task_steps: f.task_steps } : {}),
       },
     }),
   ];

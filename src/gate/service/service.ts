@@ -90,7 +90,12 @@ export class Gate implements GateService {
         tenant: s.config.tenant.id,
         now: s.now,
         priorHistory: (key, before) => this.d.history.read(key, before),
-        taskUntrusted: async (id: string) => (await this.taskView(id))?.untrusted_input === true,
+        task: async (id: string) => {
+          const view = await this.taskView(id);
+          return view
+            ? { owner: view.owner, created_at: view.created_at, untrusted: view.untrusted_input === true }
+            : undefined;
+        },
       },
       draft,
       req,
@@ -206,19 +211,23 @@ export class Gate implements GateService {
     if (approvedDigest === undefined) decision = this.held(intent, ctx, taskId, evaluation, decision);
     if (approvedDigest !== undefined) {
       const root = { task_id: taskId, session_id: intent.session_id ?? null };
-      await s.db.tx((tx) => this.record(tx, root, evaluation, decision, engineIntent, approvedDigest));
+      await s.db.tx((tx) =>
+        this.record(tx, root, evaluation, decision, engineIntent, engineCtx.task, approvedDigest),
+      );
       return decision;
     }
     const ask = (tx: Db) => this.requested(tx, engineIntent, intent, ctx, taskId, evaluation);
     if (decision.decision !== 'require_approval') {
       // One transaction, so one commit (one fsync) per decision: the request and its answer together.
-      await s.db.tx(async (tx) => this.record(tx, await ask(tx), evaluation, decision, engineIntent));
+      await s.db.tx(async (tx) =>
+        this.record(tx, await ask(tx), evaluation, decision, engineIntent, engineCtx.task),
+      );
       return decision;
     }
     // The approval module writes its own transaction, caused by the request, so the request commits first.
     const requested = await s.db.tx(ask);
     decision = await this.askApproval(decision, intent, ctx.principal, taskId, requested);
-    await s.db.tx((tx) => this.record(tx, requested, evaluation, decision, engineIntent));
+    await s.db.tx((tx) => this.record(tx, requested, evaluation, decision, engineIntent, engineCtx.task));
     return decision;
   }
 
@@ -248,7 +257,7 @@ export class Gate implements GateService {
       decision = this.held(intent, ctx, taskId, evaluation, decision);
       const req = await this.requested(tx, engineIntent, intent, { ...ctx, cause }, taskId, evaluation);
       if (decision.decision !== 'require_approval')
-        await this.record(tx, req, evaluation, decision, engineIntent);
+        await this.record(tx, req, evaluation, decision, engineIntent, engineCtx.task);
       return req;
     });
     if (!evaluation || !decision) throw new Error('the gate transaction ended without a decision');
@@ -256,7 +265,7 @@ export class Gate implements GateService {
     decision = await this.askApproval(decision, intent, ctx.principal, taskId, requested);
     const decided = decision;
     const evaluated = evaluation;
-    await s.db.tx((tx) => this.record(tx, requested, evaluated, decided, engineIntent));
+    await s.db.tx((tx) => this.record(tx, requested, evaluated, decided, engineIntent, engineCtx.task));
     return decision;
   }
 
@@ -363,6 +372,7 @@ export class Gate implements GateService {
     evaluation: Evaluation,
     decision: GateDecision,
     plan: Intent,
+    task: Partial<TaskFacts> | undefined,
     approved?: string,
   ): Promise<void> {
     const { s } = this.d;
@@ -380,6 +390,7 @@ export class Gate implements GateService {
         action: plan.action ?? null,
         resource: plan.resource ?? null,
         ...(approved ? { approved_plan_digest: approved } : {}),
+        ...(task?.id ? { task_steps: task.steps ?? 0 } : {}),
       },
       modifiedRef,
     );

@@ -175,7 +175,7 @@ describe.each(await dialects())('shadow runs on %s', (dialect) => {
 
     // The serving policy itself, run as a draft, changes nothing.
     const same = await shadow({ policy_yaml: `rules: ${JSON.stringify(SERVING)}` });
-    expect(same.body).toEqual({ evaluated: N, changed: [], counts: {} });
+    expect(same.body).toEqual({ evaluated: N, skipped: 0, changed: [], counts: {} });
 
     // limit: the newest N of the window.
     const newest = await shadow({ policy_yaml: DRAFT, limit: 20 });
@@ -203,6 +203,49 @@ describe.each(await dialects())('shadow runs on %s', (dialect) => {
     expect(seeded.body.changed.at(-1)).toMatchObject({ rule: 'no-curl-after-fetch', before: 'allow' });
     const iso = await shadow({ policy_yaml: DRAFT, since: new Date(h.clock.now + 60_000).toISOString() });
     expect(iso.body.evaluated).toBe(0);
+  });
+
+  it('gives task.steps and task.wall_time_seconds what the gate saw when it decided', async () => {
+    await start();
+    const { task_id } = h.taskKey();
+    const asTask = { principal: { ...principal, task_id } };
+    const shell = intentAt(9).intent;
+    for (const steps of [2, 8]) {
+      h.steps.set(task_id, steps);
+      await gate().evaluate({ ...shell, session_id: `steps-${steps}` }, asTask);
+    }
+    h.clock.now += 2 * 3_600_000;
+    await gate().evaluate({ ...shell, session_id: 'late' }, asTask);
+    const draft = `rules:
+  - { id: long-task, match: { kinds: [shell] }, when: 'task.steps > 5', decision: deny, reason_code: LONG }
+  - { id: old-task, match: { kinds: [shell] }, when: 'task.wall_time_seconds > 3600 && budgets.steps == task.steps', decision: require_approval, reason_code: OLD }
+`;
+    const { body } = await shadow({ policy_yaml: draft, since: '1d' });
+    expect(body.evaluated).toBe(3);
+    // Steps 2 at start: neither; steps 8: too many steps; two hours in (still 8 steps): both, deny wins.
+    expect(body.changed.map((c) => `${c.before}→${c.after} ${c.rule}`)).toEqual([
+      'allow→deny long-task',
+      'allow→deny long-task',
+    ]);
+    const late = await shadow({
+      policy_yaml: draft
+        .split('\n')
+        .filter((l) => !l.includes('long-task'))
+        .join('\n'),
+      since: '1d',
+    });
+    expect(late.body.changed.map((c) => c.rule)).toEqual(['old-task']);
+  });
+
+  it('counts the intents whose payload has left the vault as skipped, not evaluated', async () => {
+    await start();
+    await record(0, 10);
+    const [{ ref } = { ref: '' }] = await h.t.services.db.query<{ ref: string }>({
+      text: 'SELECT ref FROM vault ORDER BY created_at LIMIT 3',
+    });
+    await h.t.services.db.query({ text: 'DELETE FROM vault WHERE ref = $1', values: [ref] });
+    const { body } = await shadow({ policy_yaml: DRAFT, since: '1d' });
+    expect(body).toMatchObject({ evaluated: 9, skipped: 1 });
   });
 
   it('refuses a broken draft with its lint lines, a bad window, unknown fields and non-admin keys', async () => {

@@ -45,8 +45,15 @@ export interface ShadowDeps {
     key: string,
     before: number,
   ) => Promise<{ entries: HistoryEntry[]; untrustedSince: number | null }>;
-  /** Whether a task was launched with untrusted input (a webhook payload). */
-  taskUntrusted?: (taskId: string) => Promise<boolean>;
+  /** The task's owner, start and whether it was launched with untrusted input (a webhook payload). */
+  task?: (taskId: string) => Promise<ShadowTask | undefined>;
+}
+
+/** What a shadow run reads of a task once per run: with a decision's `task_steps`, CEL's `task`. */
+export interface ShadowTask {
+  owner: string | null;
+  created_at: string;
+  untrusted: boolean;
 }
 
 /** `7d`, `24h`, `30m` back from now, or an ISO 8601 time; the ISO text `occurred_at` is compared with. */
@@ -108,21 +115,31 @@ function redecide(
   draft: CompiledPolicy,
   p: Pending,
   h: SessionHistory | undefined,
-  facts: { frozen: boolean; fromWebhook: boolean },
+  facts: { frozen: boolean; task: ShadowTask | undefined; steps: number },
 ): { decision: DecisionKind; rule: string | null } {
   const e = p.event;
+  const at = Date.parse(e.occurred_at);
+  const t = facts.task;
+  const task = {
+    id: e.execution.task_id,
+    owner: t?.owner ?? null,
+    steps: facts.steps,
+    wall_time_seconds: t ? Math.max(0, Math.floor((at - Date.parse(t.created_at)) / 1000)) : 0,
+  };
   const d = evaluateWithTrace(draft, p.intent, {
-    now: new Date(e.occurred_at),
+    now: new Date(at),
     tenant_id: deps.tenant,
     agent_id: e.actor.agent_id,
-    task: { id: e.execution.task_id },
+    task,
+    // As the gate builds them (service.ts): the task's steps and wall time; other budget facts are not recorded.
+    budgets: { steps: task.steps, wall_time_seconds: task.wall_time_seconds },
     envelope: p.envelope,
     frozen: facts.frozen,
     history: h?.window.entries ?? [],
     ...(h ? { window: h.window } : {}),
     session: {
       id: e.execution.session_id,
-      untrusted: (h?.untrusted ?? false) || facts.fromWebhook,
+      untrusted: (h?.untrusted ?? false) || t?.untrusted === true,
       ...(h ? { kinds: h.window.kinds, hosts: h.window.hosts, files: h.window.files } : {}),
     },
   }).decision;
@@ -141,7 +158,7 @@ function redecide(
 export async function runShadow(deps: ShadowDeps, draft: CompiledPolicy, req: ShadowRequest) {
   const since = shadowSince(req.since, deps.now());
   const limit = Math.min(req.limit ?? SHADOW_DEFAULT_LIMIT, SHADOW_MAX_LIMIT);
-  const report: ShadowReport = { evaluated: 0, changed: [], counts: {} };
+  const report: ShadowReport = { evaluated: 0, skipped: 0, changed: [], counts: {} };
   const afterSeq = await startSeq(deps.log, since, limit);
   if (afterSeq === undefined) return report;
   const permissions = await permissionEvents(deps.log, since, afterSeq);
@@ -158,15 +175,11 @@ export async function runShadow(deps: ShadowDeps, draft: CompiledPolicy, req: Sh
     }
     return h;
   };
-  const tasks = new Map<string, boolean>();
-  const taskUntrusted = async (id: string | null) => {
-    if (!id || !deps.taskUntrusted) return false;
-    let known = tasks.get(id);
-    if (known === undefined) {
-      known = await deps.taskUntrusted(id);
-      tasks.set(id, known);
-    }
-    return known;
+  const tasks = new Map<string, ShadowTask | undefined>();
+  const taskOf = async (id: string | null) => {
+    if (!id || !deps.task) return undefined;
+    if (!tasks.has(id)) tasks.set(id, await deps.task(id));
+    return tasks.get(id);
   };
 
   let seq = afterSeq;
@@ -181,6 +194,7 @@ export async function runShadow(deps: ShadowDeps, draft: CompiledPolicy, req: Sh
         taken++;
         const read = await recordedIntent(deps, e, permissions.get(e.causation_id ?? ''));
         if (read) pending.set(e.event_id, { event: e, ...read });
+        else report.skipped++;
         continue;
       }
       const p = e.causation_id ? pending.get(e.causation_id) : undefined;
@@ -191,8 +205,11 @@ export async function runShadow(deps: ShadowDeps, draft: CompiledPolicy, req: Sh
       const key = historyKey(p.event.execution.session_id, p.event.execution.task_id);
       const h = key ? await historyOf(key) : undefined;
       const frozen = e.redacted_summary['reason_code'] === 'FROZEN_READ_ONLY';
-      const fromWebhook = await taskUntrusted(p.event.execution.task_id);
-      const after = redecide(deps, draft, p, h, { frozen, fromWebhook });
+      const task = await taskOf(p.event.execution.task_id);
+      // The decision records the steps the gate saw (record.ts); a decision recorded before it did reads 0.
+      const said = e.redacted_summary['task_steps'];
+      const steps = typeof said === 'number' ? said : 0;
+      const after = redecide(deps, draft, p, h, { frozen, task, steps });
       report.evaluated++;
       if (h) {
         const entry = historyEntry(p.intent, before, new Date(p.event.occurred_at));
