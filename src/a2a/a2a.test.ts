@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Artifact, type Task, TaskState } from '@a2a-js/sdk';
+import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import { afterEach, describe, expect, it } from 'vitest';
 import { notifyModule } from '../notify/module.js';
 import { type TaskService, tasksPort } from '../tasks/port.js';
@@ -347,6 +348,20 @@ describe.each(await dialects())('Switchboard as an A2A agent on %s', (dialect) =
       params: { id: completed.id },
     });
     expect(refused.json.error?.code).toBe(-32002);
+    // The spec's wording (and the SDK's default), with the task and its end in the ErrorInfo.
+    expect(refused.json.error?.message).toBe('Task cannot be canceled');
+    expect((refused.json.error as { data?: unknown }).data).toEqual([
+      expect.objectContaining({
+        reason: 'TASK_NOT_CANCELABLE',
+        metadata: { taskId: completed.id, state: 'TASK_STATE_COMPLETED' },
+      }),
+    ]);
+    for (const legacy of [false, true]) {
+      const c = await sdkClient(g.url, undefined, legacy);
+      const err = await c.cancelTask({ tenant: '', id: completed.id, metadata: undefined }).catch((e) => e);
+      expect(err).toBeInstanceOf(TaskNotCancelableError);
+      expect((err as Error).message).toBe('Task cannot be canceled');
+    }
   });
 
   it('SubscribeToTask follows a running task until its cancel ends it', async () => {

@@ -266,8 +266,17 @@ export class SkillExecutor implements AgentExecutor {
       if (by) await cancelSwitchboardTask(this.d.db, this.d.tasks(), task.id, by, this.d.end);
     } catch (err) {
       ended.stop();
+      const by = this.canceled.get(task.id);
       this.canceled.delete(task.id);
-      await this.fail(bus, task, `the skill could not be launched: ${(err as Error).message}`);
+      // A cancel that came during the launch stopped it (the launch then fails on the task it canceled):
+      // the task ends CANCELED, as the cancel's own event says too, whichever is recorded first.
+      if (by)
+        await this.end(bus, task, {
+          state: TaskState.TASK_STATE_CANCELED,
+          reason: `canceled by ${by.name}`,
+          by: by.name,
+        });
+      else await this.fail(bus, task, `the skill could not be launched: ${(err as Error).message}`);
       return;
     }
     await ended.done;
@@ -292,12 +301,16 @@ export class SkillExecutor implements AgentExecutor {
    * (a cancel won), the bus hears the recorded state instead.
    */
   private async fail(bus: ExecutionEventBus, task: Task, why: string): Promise<void> {
-    await this.d.end(task.id, { state: TaskState.TASK_STATE_FAILED, reason: why });
+    await this.end(bus, task, { state: TaskState.TASK_STATE_FAILED, reason: why });
+  }
+
+  /** Records an end with no task event behind it, then publishes the state the task has (`fail`). */
+  private async end(bus: ExecutionEventBus, task: Task, end: OwnEnd): Promise<void> {
+    const why = end.reason;
+    await this.d.end(task.id, end);
     const row = (await this.d.db.query<q.A2ATaskRow>(q.selectTask(task.id)))[0];
     const recorded = row ? taskFromRow(row).status : undefined;
-    const failed =
-      recorded ??
-      status(TaskState.TASK_STATE_FAILED, this.d.now(), agentMessage(task.id, task.contextId, why));
+    const failed = recorded ?? status(end.state, this.d.now(), agentMessage(task.id, task.contextId, why));
     bus.publish(
       AgentEvent().statusUpdate({ taskId: task.id, contextId: task.contextId, status: failed, metadata: {} }),
     );

@@ -6,12 +6,12 @@ import {
   type TaskPushNotificationConfig,
   TaskState,
 } from '@a2a-js/sdk';
-import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { RequestMalformedError, TaskNotCancelableError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { Message } from '@a2a-js/sdk';
 import type { Principal } from '../kernel/module.js';
 import type { A2ASkill } from './config.js';
-import { isTerminal } from './states.js';
+import { isTerminal, stateName } from './states.js';
 import { inlineKey } from './inline.js';
 import { principalOf } from './store.js';
 
@@ -157,6 +157,24 @@ export class SwitchboardRequestHandler extends DefaultRequestHandler {
       this.hooks.cancelers.set(params.id, by);
       await this.hooks.cancelDetached(params.id, by);
     }
-    return super.cancelTask(params, ctx);
+    try {
+      return await super.cancelTask(params, ctx);
+    } catch (err) {
+      if (!(err instanceof TaskNotCancelableError)) throw err;
+      const now = await this.hooks.load(params.id, ctx);
+      throw notCancelable(params.id, now?.status?.state);
+    }
   }
+}
+
+/**
+ * TaskNotCancelable as the spec words it (JSON-RPC -32002, "Task cannot be canceled", the SDK's own
+ * default), where the SDK's handler says "Task not cancelable: <id>"; the task and the state that
+ * ended it ride in the error's `google.rpc.ErrorInfo` metadata (v1.0 `data`). `a2a.test.ts` reads
+ * both through the official client.
+ */
+export function notCancelable(taskId: string, state: TaskState | undefined): TaskNotCancelableError {
+  return new TaskNotCancelableError({
+    metadata: { taskId, ...(state !== undefined ? { state: stateName(state) } : {}) },
+  });
 }

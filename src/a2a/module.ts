@@ -18,7 +18,8 @@ import type { Db } from '../store/port.js';
 import type { SwitchboardRequestHandler } from './handler.js';
 import { a2aRoutes } from './routes.js';
 import { loadServerSdk } from './sdk.js';
-import { A2APushStore, A2ATaskStore, type CheckedPushConfig } from './store.js';
+import { A2APushStore, A2ATaskStore, type CheckedPushConfig, taskFromRow } from './store.js';
+import { isTerminal } from './states.js';
 import { type OwnEnd, recordEnd } from './record.js';
 import { taskEventSubscriber } from './subscriber.js';
 import * as q from './sql.js';
@@ -48,6 +49,39 @@ const INLINE_PUSH_TTL_MS = 60_000;
 
 /** A claim on an input-required task older than this is taken over: the gateway holding it died. */
 const INPUT_CLAIM_STALE_MS = 60_000;
+
+/**
+ * How long a CancelTask with no run attached in this process waits for its end to be recorded (the
+ * task event relayed to the subscriber, on PostgreSQL possibly by another gateway) before the SDK
+ * answers from the stored task: TaskNotCancelable if it is still open by then.
+ */
+const CANCEL_RECORD_WAIT_MS = 10_000;
+/** The stored state is read this often while waiting (a change recorded by another gateway). */
+const CANCEL_POLL_MS = 50;
+
+/** Resolves once the task's row is terminal (or after `ms`): the in-process update, or a poll of the row. */
+async function endRecorded(db: Db, updates: Updates, taskId: string, ms: number): Promise<void> {
+  const ended = async () => {
+    const row = (await db.query<q.A2ATaskRow>(q.selectTask(taskId)))[0];
+    return !row || isTerminal(taskFromRow(row).status?.state);
+  };
+  let wake = () => {};
+  const off = updates.listen(taskId, () => wake());
+  try {
+    const deadline = Date.now() + ms;
+    while (!(await ended()) && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, CANCEL_POLL_MS);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  } finally {
+    off();
+  }
+}
 
 /**
  * The SDK pushes each event it sees from the request path, fire-and-forget. Switchboard's pushes leave
@@ -200,6 +234,9 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
             cancelDetached: async (taskId, by) => {
               if (buses.getByTaskId(taskId)) return;
               await cancelSwitchboardTask(s.db, s.tasks, taskId, by, end, true);
+              // The SDK answers from the stored task, and only the state machine ends one (change.ts):
+              // wait for the end this cancel causes (or the one that overtook it) to be recorded.
+              await endRecorded(s.db, updates, taskId, CANCEL_RECORD_WAIT_MS);
             },
           },
           cardFor(s),

@@ -1,9 +1,10 @@
-import { Task, TaskState } from '@a2a-js/sdk';
+import { TaskState } from '@a2a-js/sdk';
 import { causedBy, type Envelope, type EnvelopeInput } from '../envelope/index.js';
 import type { EventLog } from '../log/log.js';
 import type { Db } from '../store/port.js';
 import type { Update, Updates } from './executor.js';
-import { isTerminal, stateName } from './states.js';
+import { changeTask } from './change.js';
+import { isTerminal } from './states.js';
 import { taskFromRow } from './store.js';
 import { statusChange } from './subscriber.js';
 import * as q from './sql.js';
@@ -34,37 +35,49 @@ export interface RecordDeps {
  * `push-own.test.ts` checks the push on both dialects.
  */
 export async function recordEnd(d: RecordDeps, taskId: string, end: OwnEnd): Promise<boolean> {
-  const update = await d.db.tx(async (tx) => {
-    const row = (await tx.query<q.A2ATaskRow>(q.selectTask(taskId)))[0];
-    if (!row) return undefined;
-    const task = taskFromRow(row);
-    if (isTerminal(task.status?.state)) return undefined;
-    const cause = row.cause_event_id ? (await d.log.get(row.cause_event_id, tx))?.envelope : undefined;
-    const canceled = end.state === TaskState.TASK_STATE_CANCELED;
-    const input: EnvelopeInput = {
-      type: canceled ? 'agent.a2a_task.canceled' : 'agent.a2a_task.failed',
-      redacted_summary: {
-        a2a_task_id: row.id,
-        context_id: row.context_id,
-        reason: end.reason,
-        previous_state: stateName(task.status?.state),
-        ...(canceled ? { by: end.by } : {}),
-      },
-      ...(row.sb_task_id ? { execution: { task_id: row.sb_task_id } } : {}),
-    };
-    const event = await d.emit(cause ? causedBy(cause, input) : input, tx);
-    const meta = { ...(task.metadata ?? {}) };
-    delete meta.approval_id;
-    delete meta.agent_exited;
-    const change = statusChange(row, task, event, end.state, end.reason, meta);
-    const ended = await tx.query(
-      q.endTask(row.id, stateName(end.state), JSON.stringify(Task.toJSON(change.task)), d.now()),
-    );
-    if (ended.length === 0) return undefined;
-    await d.pushed?.(tx, row, change.update, event);
-    return change.update;
-  });
+  let update: Update | undefined;
+  try {
+    update = await d.db.tx(async (tx) => {
+      const row = (await tx.query<q.A2ATaskRow>(q.selectTask(taskId)))[0];
+      if (!row || isTerminal(taskFromRow(row).status?.state)) return undefined;
+      const cause = row.cause_event_id ? (await d.log.get(row.cause_event_id, tx))?.envelope : undefined;
+      const canceled = end.state === TaskState.TASK_STATE_CANCELED;
+      const input: EnvelopeInput = {
+        type: canceled ? 'agent.a2a_task.canceled' : 'agent.a2a_task.failed',
+        redacted_summary: {
+          a2a_task_id: row.id,
+          context_id: row.context_id,
+          reason: end.reason,
+          previous_state: row.state,
+          ...(canceled ? { by: end.by } : {}),
+        },
+        ...(row.sb_task_id ? { execution: { task_id: row.sb_task_id } } : {}),
+      };
+      const event = await d.emit(cause ? causedBy(cause, input) : input, tx);
+      const made = await changeTask(
+        tx,
+        row,
+        (r, task) => {
+          const meta = { ...(task.metadata ?? {}) };
+          delete meta.approval_id;
+          delete meta.agent_exited;
+          return statusChange(r, task, event, end.state, end.reason, meta);
+        },
+        d.now(),
+      );
+      // Another writer ended the task between the read and the write: its end (and push) is the one,
+      // and this event is rolled back with the transaction.
+      if (!made) throw new LostRace();
+      await d.pushed?.(tx, made.row, made.change.update, event);
+      return made.change.update;
+    });
+  } catch (err) {
+    if (err instanceof LostRace) return false;
+    throw err;
+  }
   if (!update) return false;
   d.updates.emit(update);
   return true;
 }
+
+class LostRace extends Error {}

@@ -38,9 +38,10 @@ export interface SigningKeyRow {
 const TERMINAL = `('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')`;
 
 /**
- * Inserts a task or replaces its body and state; owner and cause never change once set. An ended task
- * never moves back: two writers (the SDK's result manager with an older snapshot, the task-event
- * subscriber) may race, and the terminal state is the one that happened last.
+ * Inserts a task or replaces its body: the SDK's saves and the executor's first write (`store.ts`).
+ * Such a write never enters, leaves or swaps an ended state (an older snapshot, or the SDK's own
+ * CANCELED for a task with no run attached): only `changeTask`, the state machine of `change.ts`,
+ * ends a task, so a terminal state is recorded, and pushed, once. Owner and cause never change.
  */
 export function upsertTask(r: {
   id: string;
@@ -59,7 +60,8 @@ export function upsertTask(r: {
        cause_event_id = COALESCE(a2a_tasks.cause_event_id, $4), skill = COALESCE(a2a_tasks.skill, $8),
        input_claim = CASE WHEN a2a_tasks.state = $5 THEN a2a_tasks.input_claim ELSE NULL END,
        input_claim_at = CASE WHEN a2a_tasks.state = $5 THEN a2a_tasks.input_claim_at ELSE NULL END
-     WHERE a2a_tasks.state NOT IN ${TERMINAL} OR excluded.state IN ${TERMINAL}`,
+     WHERE a2a_tasks.state = excluded.state
+       OR (a2a_tasks.state NOT IN ${TERMINAL} AND excluded.state NOT IN ${TERMINAL})`,
     r.id,
     r.owner,
     r.contextId,
@@ -72,17 +74,28 @@ export function upsertTask(r: {
 }
 
 /**
- * Ends a task that has not ended (the A2A layer's own FAILED or CANCELED, `record.ts`): the row comes
- * back only when it was still open, so of two writers ending it only one pushes a terminal state.
+ * A compare-and-set change of an open task (`change.ts`): the row comes back only when it still has
+ * the state and body the writer read, and has not ended. Of two writers that read the same row (two
+ * gateways on PostgreSQL: the task-event subscriber and a cancel recorded by `record.ts`), the second
+ * UPDATE waits for the first's row lock, finds the row changed and changes nothing.
  */
-export function endTask(id: string, state: string, task: string, now: number): Sql {
+export function changeTask(
+  id: string,
+  from: { state: string; task: string },
+  to: { state: string; task: string },
+  now: number,
+): Sql {
   return sql(
-    `UPDATE a2a_tasks SET state = $2, task = $3, updated_at = $4, input_claim = NULL, input_claim_at = NULL
-     WHERE id = $1 AND state NOT IN ${TERMINAL}
+    `UPDATE a2a_tasks SET state = $4, task = $5, updated_at = $6,
+       input_claim = CASE WHEN state = $4 THEN input_claim ELSE NULL END,
+       input_claim_at = CASE WHEN state = $4 THEN input_claim_at ELSE NULL END
+     WHERE id = $1 AND state = $2 AND task = $3 AND state NOT IN ${TERMINAL}
      RETURNING id`,
     id,
-    state,
-    task,
+    from.state,
+    from.task,
+    to.state,
+    to.task,
     now,
   );
 }

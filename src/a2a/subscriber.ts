@@ -1,10 +1,11 @@
-import { type Artifact, type Part, Task, type TaskState, TaskState as States } from '@a2a-js/sdk';
+import { type Artifact, type Part, type Task, type TaskState, TaskState as States } from '@a2a-js/sdk';
 import type { Envelope } from '../envelope/index.js';
 import { once } from '../log/inbox.js';
 import type { Subscriber } from '../log/relay.js';
 import type { Db } from '../store/port.js';
 import { agentMessage, type Update, type Updates } from './executor.js';
-import { isTerminal, stateForEvent, stateName, TASK_EVENTS } from './states.js';
+import { stateForEvent, stateName, TASK_EVENTS } from './states.js';
+import { type Change, changeTask } from './change.js';
 import { taskFromRow } from './store.js';
 import * as q from './sql.js';
 
@@ -254,7 +255,7 @@ function approvalChange(
   );
 }
 
-/** The new state a task event makes; an ended task never moves to another state. */
+/** The new state a task event makes (an ended task never changes: `change.ts`). */
 function taskEventChange(
   event: Envelope,
   row: q.A2ATaskRow,
@@ -262,10 +263,24 @@ function taskEventChange(
   seen: SeenApproval | undefined,
 ): { task: Task; update: Update } | undefined {
   const state = stateForEvent(event.type)!;
-  if (isTerminal(task.status?.state) && task.status?.state !== state) return undefined;
   if (event.type === 'agent.task.completed' && task.status?.state === States.TASK_STATE_INPUT_REQUIRED)
     return exitWhileWaiting(event, row, task, seen);
   return statusChange(row, task, event, state, statusText(event), metadataFor(task, state, event));
+}
+
+/**
+ * The change an event makes to its open A2A task: a progress report's status or artifact, an
+ * approval's end for a task whose agent exited waiting on it, a task event's new state.
+ */
+export function eventChange(
+  event: Envelope,
+  row: q.A2ATaskRow,
+  task: Task,
+  seen: SeenApproval | undefined,
+): Change | undefined {
+  if (event.type === PROGRESS_REPORTED) return reportChange(event, row, task);
+  if (APPROVAL_ENDED.has(event.type)) return approvalChange(event, row, task);
+  return taskEventChange(event, row, task, seen);
 }
 
 /**
@@ -322,30 +337,17 @@ export function taskEventSubscriber(d: SubscriberDeps): Subscriber {
           let row: q.A2ATaskRow | undefined;
           for (const find of finds) row ??= (await tx.query<q.A2ATaskRow>(find))[0];
           if (!row) return undefined;
-          const current = taskFromRow(row);
-          // Nothing an agent reports changes a task that has ended.
-          if (report && isTerminal(current.status?.state)) return undefined;
-          const change = report
-            ? reportChange(event, row, current)
-            : approvalEnded
-              ? approvalChange(event, row, current)
-              : taskEventChange(event, row, current, seen);
-          if (!change) return undefined;
-          await tx.query(
-            q.upsertTask({
-              id: row.id,
-              owner: row.owner,
-              contextId: row.context_id,
-              causeEventId: row.cause_event_id,
-              state: stateName(change.task.status?.state),
-              task: JSON.stringify(Task.toJSON(change.task)),
-              now: d.now(),
-            }),
+          const made = await changeTask(
+            tx,
+            row,
+            (r, current) => eventChange(event, r, current, seen),
+            d.now(),
           );
+          if (!made) return undefined;
           if (!row.sb_task_id && event.execution.task_id)
             await tx.query(q.linkSwitchboardTask(row.id, event.execution.task_id));
-          await d.changed?.(tx, row, change.update, event);
-          return change.update;
+          await d.changed?.(tx, made.row, made.change.update, event);
+          return made.change.update;
         },
         d.now(),
       );
