@@ -134,3 +134,44 @@ describe('canonicalJson', () => {
     }
   });
 });
+
+describe('the fast path for text that cannot hold an unrepresentable value', () => {
+  // Texts the walk must still see: numbers past a double, written every way JSON allows.
+  const numbers = fc.oneof(
+    fc.double().map((d) => JSON.stringify(d)),
+    fc
+      .tuple(fc.integer({ min: -400, max: 400 }), fc.boolean())
+      .map(([e, neg]) => `${neg ? '-' : ''}1.5e${e}`),
+    fc.integer({ min: 1, max: 420 }).map((n) => '9'.repeat(n)),
+    fc
+      .tuple(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 0, max: 99 }))
+      .map(([n, e]) => `${'9'.repeat(n)}E+${e}`),
+  );
+  const texts = fc.oneof(
+    anyJson.map((v) => JSON.stringify(v) ?? 'null'),
+    numbers,
+    fc.tuple(anyJson, numbers).map(([v, n]) => `{"v":${JSON.stringify(v) ?? 'null'},"n": [ ${n} ]}`),
+  );
+
+  it('answers exactly what the full walk answers, repairing or not', () => {
+    fc.assert(
+      fc.property(texts, fc.boolean(), (text, repair) => {
+        const fast = readJsonText(text, { repair });
+        const full = checkJsonValue(JSON.parse(text), { repair });
+        expect(fast.ok).toBe(full.ok);
+        if (fast.ok && full.ok) expect(fast.value).toEqual(full.value);
+        if (!fast.ok && !full.ok) expect([fast.code, fast.message]).toEqual([full.code, full.message]);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('still refuses a number past a double and a nesting too deep on the fast path', () => {
+    expect(readJsonText('{"a": -1e999}').ok).toBe(false);
+    expect(readJsonText(`[${'9'.repeat(320)}]`).ok).toBe(false);
+    expect(readJsonText(`${'9'.repeat(250)}e80`).ok).toBe(false);
+    expect(readJsonText('{"a": 1e308}').ok).toBe(true);
+    const deep = readJsonText(`${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}`);
+    expect(deep.ok === false && deep.code).toBe('json_too_deep');
+  });
+});

@@ -60,7 +60,50 @@ export function readJsonText(text: string, opts: JsonReadOptions = {}): JsonRead
   } catch (err) {
     return { ok: false, code: 'invalid_json', message: `not valid JSON: ${(err as Error).message}` };
   }
+  // Most bodies cannot hold the two problems that need every value visited: then only the
+  // nesting is walked (objects and arrays, no per-string or per-number work).
+  if (!mayHoldUnrepresentable(text)) return depthOnly(value, opts.maxDepth ?? MAX_JSON_DEPTH);
   return checkJsonValue(value, opts);
+}
+
+/**
+ * Whether JSON text could parse to a lone surrogate or a non-finite number. A JavaScript string
+ * decoded from bytes (UTF-8, as every body is) holds no lone surrogate itself, so one can only come
+ * from a `\uD800`–`\uDFFF` escape; `JSON.parse` gives ±Infinity only for a literal with an exponent
+ * of three digits or more, or 309 digits and more. False means neither is possible; true means "look".
+ */
+export function mayHoldUnrepresentable(text: string): boolean {
+  return UNREPRESENTABLE_HINT.test(text) || hasLoneSurrogate(text);
+}
+
+// `\\u` then D8–DF (a surrogate escape); a number token with an exponent of 3+ digits; or a run of
+// 100 digits (with at most 99 digits and a 2-digit exponent a number stays below 10^198). A match
+// inside a string only costs the full walk.
+const UNREPRESENTABLE_HINT = /\\u[dD][89a-fA-F]|(?:^|[:,[])\s*-?\d+(?:\.\d+)?[eE][+-]?\d{3}|\d{100}/;
+
+function depthOnly(value: unknown, maxDepth: number): JsonRead {
+  const path: (string | number)[] = [];
+  const deep = (v: unknown, depth: number): boolean => {
+    if (typeof v !== 'object' || v === null) return false;
+    if (depth >= maxDepth) return true;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        path.push(i);
+        if (deep(v[i], depth + 1)) return true;
+        path.pop();
+      }
+      return false;
+    }
+    for (const k in v) {
+      path.push(k);
+      if (deep((v as Record<string, unknown>)[k], depth + 1)) return true;
+      path.pop();
+    }
+    return false;
+  };
+  if (!deep(value, 0)) return { ok: true, value };
+  const problem: JsonProblem = { kind: 'too_deep', path: show(path) };
+  return { ok: false, code: JSON_PROBLEM_CODE.too_deep, message: describeJsonProblem(problem, maxDepth) };
 }
 
 /** The same checks on a value already parsed (by an SDK, or from a form field). */
@@ -89,35 +132,41 @@ export function describeJsonProblem(problem: JsonProblem, maxDepth = MAX_JSON_DE
 
 /** The first thing in `value` that RFC 8785 cannot canonicalize or that is nested past `maxDepth`. */
 export function jsonProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): JsonProblem | undefined {
-  // Recursion is bounded by maxDepth, so this walk cannot overflow the stack itself.
-  const walk = (v: unknown, depth: number, path: Path): JsonProblem | undefined => {
-    if (typeof v === 'string')
-      return hasLoneSurrogate(v) ? { kind: 'lone_surrogate', path: show(path) } : undefined;
-    if (typeof v === 'number')
-      return Number.isFinite(v) ? undefined : { kind: 'not_finite', path: show(path) };
+  // One path stack for the whole walk (nothing allocated per value); recursion is bounded by
+  // maxDepth, so the walk cannot overflow the stack itself.
+  const path: (string | number)[] = [];
+  const walk = (v: unknown, depth: number): JsonProblemKind | undefined => {
+    if (typeof v === 'string') return hasLoneSurrogate(v) ? 'lone_surrogate' : undefined;
+    if (typeof v === 'number') return Number.isFinite(v) ? undefined : 'not_finite';
     if (typeof v !== 'object' || v === null) return undefined;
-    if (depth >= maxDepth) return { kind: 'too_deep', path: show(path) };
+    if (depth >= maxDepth) return 'too_deep';
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
-        const p = walk(v[i], depth + 1, { up: path, key: i });
+        path.push(i);
+        const p = walk(v[i], depth + 1);
         if (p) return p;
+        path.pop();
       }
       return undefined;
     }
-    for (const [k, item] of Object.entries(v)) {
-      if (hasLoneSurrogate(k)) return { kind: 'lone_surrogate', path: show({ up: path, key: k }) };
-      const p = walk(item, depth + 1, { up: path, key: k });
+    for (const k in v) {
+      path.push(k);
+      if (hasLoneSurrogate(k)) return 'lone_surrogate';
+      const p = walk((v as Record<string, unknown>)[k], depth + 1);
       if (p) return p;
+      path.pop();
     }
     return undefined;
   };
-  return walk(value, 0, undefined);
+  const kind = walk(value, 0);
+  return kind ? { kind, path: show(path) } : undefined;
 }
 
 /** In place (the value was just parsed and is ours): repairs surrogates and numbers, reports depth. */
 function repairJson(value: unknown, maxDepth: number): { value: unknown; problem?: JsonProblem } {
   let problem: JsonProblem | undefined;
-  const fix = (v: unknown, depth: number, path: Path): unknown => {
+  const path: (string | number)[] = [];
+  const fix = (v: unknown, depth: number): unknown => {
     if (problem) return v;
     if (typeof v === 'string') return wellFormed(v);
     if (typeof v === 'number') return Number.isFinite(v) ? v : null;
@@ -127,14 +176,24 @@ function repairJson(value: unknown, maxDepth: number): { value: unknown; problem
       return v;
     }
     if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) v[i] = fix(v[i], depth + 1, { up: path, key: i });
+      for (let i = 0; i < v.length; i++) {
+        path.push(i);
+        v[i] = fix(v[i], depth + 1);
+        path.pop();
+      }
       return v;
     }
     const record = v as Record<string, unknown>;
     for (const k of Object.keys(record)) {
-      const item = fix(record[k], depth + 1, { up: path, key: k });
+      path.push(k);
+      const was = record[k];
+      const item = fix(was, depth + 1);
+      path.pop();
       const key = wellFormed(k);
+      if (key === k && item === was) continue; // nothing to write: the common case
       if (key !== k) delete record[k];
+      // defineProperty, not assignment: a parsed "__proto__" is an own key, and `record[k] = …`
+      // would set the prototype instead.
       Object.defineProperty(record, key, {
         value: item,
         enumerable: true,
@@ -144,15 +203,10 @@ function repairJson(value: unknown, maxDepth: number): { value: unknown; problem
     }
     return v;
   };
-  const fixed = fix(value, 0, undefined);
+  const fixed = fix(value, 0);
   return problem ? { value: fixed, problem } : { value: fixed };
 }
 
-/** Where a walk is, as a chain up to the root: nothing is built for the nodes that are fine. */
-type Path = { up: Path; key: string | number } | undefined;
-
-function show(path: Path): string {
-  const keys: (string | number)[] = [];
-  for (let at = path; at; at = at.up) keys.unshift(at.key);
-  return keys.length === 0 ? '(root)' : keys.join('.');
+function show(path: readonly (string | number)[]): string {
+  return path.length === 0 ? '(root)' : path.join('.');
 }

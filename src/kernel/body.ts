@@ -19,6 +19,8 @@ const DISCARD_MAX_MS = 5000;
 
 type Reader = ReadableStreamDefaultReader<Uint8Array>;
 
+const DECIMAL = /^\d+$/;
+
 /**
  * Reads the raw body with a hard cap: a declared Content-Length over the cap is refused before reading,
  * and a chunked body is cut off as soon as it passes the cap, so no handler ever buffers more. The rest
@@ -32,6 +34,12 @@ export async function readBody(c: Context<AppEnv>, limit: number): Promise<Uint8
       reader && Number(declared) - limit <= DRAIN_MAX_BYTES && (await drain(reader, Number(declared)));
     if (!kept) closeAfter(c, reader);
     throw new AppError('payload_too_large', `the body is ${declared} bytes; the limit is ${limit}`);
+  }
+  if (declared !== undefined && DECIMAL.test(declared)) {
+    // Framed by a Content-Length within the cap, so the HTTP parser ends the body there: read it
+    // whole, which @hono/node-server does straight off the socket (no web stream, no Request copy;
+    // about a tenth of a webhook's CPU went to those).
+    return new Uint8Array(await c.req.raw.arrayBuffer());
   }
   const stream = c.req.raw.body;
   if (!stream) return new Uint8Array(0);
