@@ -405,3 +405,29 @@ describe('the examples in docs/policy.md', () => {
     });
   });
 });
+
+describe('evaluate: the plan digest', () => {
+  const p = policy(['{ id: ls, when: \'tool == "ls"\', decision: allow, reason_code: LISTING }']);
+  it.each<Intent>([
+    bash('npm test'),
+    { tool: 'Write', input: { file_path: '/tmp/ä €.txt', content: 'a\nb\t"q" \u2028 😀' }, runtime: 'codex' },
+    { tool: 'mcp__s__t', input: { z: 1, a: [1.5, 1e21, -0, { b: null, a: true }], m: {} }, action: 'apply' },
+    { tool: 'deploy', input: { n: 2 }, action: 'release', resource: 'k8s/prod' },
+  ])(
+    'is planDigest of the plan, computed from the one serialization that also sizes the input (%#)',
+    (intent) => {
+      const { decision, trace } = evaluateWithTrace(p, intent);
+      const want = planDigest({
+        ...intent,
+        action: intent.action ?? null,
+        resource: intent.resource ?? null,
+      });
+      expect(decision.plan_digest).toBe(want);
+      expect(trace.original_plan_digest).toBe(want);
+    },
+  );
+
+  it('denies an input that has no canonical form as INPUT_INVALID', () => {
+    expect(evaluate(p, { tool: 'Bash', input: { command: 'x\ud800' } }).reason_code).toBe('INPUT_INVALID');
+  });
+});

@@ -5,10 +5,21 @@ import type { CelContext } from './cel.js';
 import type { CompiledPolicy, CompiledRule } from './compile.js';
 import { toolMatcher } from './compile.js';
 import { defaultGateOptions, type GateOptions } from './config.js';
+import { canonicalJson, sha256Hex } from '../envelope/digest.js';
 import { planDigest } from '../envelope/plan.js';
 import { canonicalArgs } from './args.js';
+import type { ToolKind } from './kinds.js';
 import { type HistoryView, INDEX_VARIABLE } from './history-index.js';
-import type { Decision, DecisionKind, GateContext, Intent, MatchedRule, Plan, Risk } from './types.js';
+import type {
+  Decision,
+  DecisionKind,
+  GateContext,
+  HistoryEntry,
+  Intent,
+  MatchedRule,
+  Plan,
+  Risk,
+} from './types.js';
 
 /** deny > defer > require_approval > modify > allow (seed 001); modify is an allow with changed input. */
 const RANK: Record<DecisionKind, number> = { allow: 1, modify: 2, require_approval: 3, defer: 4, deny: 5 };
@@ -96,9 +107,9 @@ function decide(
   };
   const revision = compiled?.revision ?? NO_REVISION;
 
-  const size = inputSize(intent.input);
-  if (size === undefined) return finish(decided('deny', 'INPUT_INVALID', { revision, digest: '' }), trace);
-  const digest = planDigest(plan);
+  const sized = sizedPlanDigest(plan);
+  if (!sized) return finish(decided('deny', 'INPUT_INVALID', { revision, digest: '' }), trace);
+  const { size, digest } = sized;
   trace.original_plan_digest = digest;
   const base = { revision, digest };
 
@@ -316,64 +327,135 @@ function celContextFor(
   type: string,
   now: Date,
 ): CelContext {
-  const facts = ctx.task ?? {};
-  const kind = intent.kind ?? 'other';
-  let args: unknown;
-  let input: unknown;
-  let task: unknown;
-  let envelope: unknown;
-  let budgets: unknown;
-  let index: HistoryView | undefined | null = null;
-  const context = {
-    tool: intent.tool,
-    get input() {
-      input ??= toCel(intent.input);
-      return input;
-    },
-    kind,
-    // Parsing a shell line costs microseconds: only a rule that reads `args` pays for it.
-    get args() {
-      args ??= toCel(canonicalArgs({ kind, args: intent.args ?? {} }));
-      return args;
-    },
-    // Entries hold strings, bools and lists of strings only: CEL reads them as they are, no copy.
-    history: ctx.window?.entries ?? ctx.history ?? [],
-    // The answers of indexed `history.exists` calls (history-index.ts): synced once, on first read.
-    get [INDEX_VARIABLE]() {
-      if (index === null) index = ctx.window?.index(compiled.history);
-      return index;
-    },
-    session: {
-      id: ctx.session?.id ?? null,
-      untrusted: ctx.session?.untrusted ?? false,
-      kinds: ctx.session?.kinds ?? NO_COUNTS,
-      hosts: ctx.session?.hosts ?? NO_COUNTS,
-      files: ctx.session?.files ?? NO_COUNTS,
-    },
-    action: intent.action ?? null,
-    resource: intent.resource ?? null,
-    runtime: intent.runtime ?? null,
-    // The same for the rest: each is converted for CEL the first time a rule reads it, then kept.
-    get task() {
-      task ??= toCel({
+  return new DecisionContext(compiled, intent, ctx, type, now) as unknown as CelContext;
+}
+
+/**
+ * What CEL reads for one decision. A class, not an object literal with getters: its shape is one
+ * hidden class shared by every decision, and building it allocates one object instead of an object
+ * in dictionary mode plus a closure per getter (bench/history.ts counts the bytes per decision).
+ * Each lazy field is converted for CEL the first time a rule reads it, then kept.
+ */
+class DecisionContext {
+  readonly tool: string;
+  readonly kind: ToolKind;
+  // Entries hold strings, bools and lists of strings only: CEL reads them as they are, no copy.
+  readonly history: readonly HistoryEntry[];
+  readonly session: SessionView;
+  readonly action: string | null;
+  readonly resource: string | null;
+  readonly runtime: string | null;
+  readonly now: Date;
+  private inputCel: unknown;
+  private argsCel: unknown;
+  private taskCel: unknown;
+  private envelopeCel: unknown;
+  private budgetsCel: unknown;
+  private indexView: HistoryView | undefined | null = null;
+
+  constructor(
+    private readonly compiled: CompiledPolicy,
+    private readonly intent: Intent,
+    private readonly ctx: GateContext,
+    private readonly type: string,
+    now: Date,
+  ) {
+    this.tool = intent.tool;
+    this.kind = intent.kind ?? 'other';
+    this.history = ctx.window?.entries ?? ctx.history ?? [];
+    this.session = sessionView(ctx);
+    this.action = intent.action ?? null;
+    this.resource = intent.resource ?? null;
+    this.runtime = intent.runtime ?? null;
+    this.now = now;
+  }
+
+  get input(): unknown {
+    this.inputCel ??= toCel(this.intent.input);
+    return this.inputCel;
+  }
+
+  // Parsing a shell line costs microseconds: only a rule that reads `args` pays for it.
+  get args(): unknown {
+    this.argsCel ??= toCel(canonicalArgs({ kind: this.kind, args: this.intent.args ?? {} }));
+    return this.argsCel;
+  }
+
+  // The answers of indexed `history.exists` calls (history-index.ts): synced once, on first read.
+  get [INDEX_VARIABLE](): HistoryView | undefined {
+    if (this.indexView === null) this.indexView = this.ctx.window?.index(this.compiled.history);
+    return this.indexView;
+  }
+
+  get task(): unknown {
+    if (this.taskCel === undefined) {
+      const facts = this.ctx.task ?? {};
+      this.taskCel = toCel({
         id: facts.id ?? null,
         owner: facts.owner ?? null,
         steps: facts.steps ?? 0,
         wall_time_seconds: facts.wall_time_seconds ?? 0,
       });
-      return task;
-    },
-    get envelope() {
-      envelope ??= toCel(ctx.envelope ?? { type });
-      return envelope;
-    },
-    get budgets() {
-      budgets ??= toCel(ctx.budgets ?? {});
-      return budgets;
-    },
-    now,
+    }
+    return this.taskCel;
+  }
+
+  get envelope(): unknown {
+    this.envelopeCel ??= toCel(this.ctx.envelope ?? { type: this.type });
+    return this.envelopeCel;
+  }
+
+  get budgets(): unknown {
+    this.budgetsCel ??= toCel(this.ctx.budgets ?? {});
+    return this.budgetsCel;
+  }
+}
+
+interface SessionView {
+  id: string | null;
+  untrusted: boolean;
+  kinds: ReadonlyMap<string, bigint>;
+  hosts: ReadonlyMap<string, bigint>;
+  files: ReadonlyMap<string, bigint>;
+}
+
+/** The session facts as CEL reads them; a context without a session reads as an empty, trusted one. */
+function sessionView(ctx: GateContext): SessionView {
+  const s = ctx.session;
+  if (!s) return EMPTY_SESSION;
+  return {
+    id: s.id ?? null,
+    untrusted: s.untrusted ?? false,
+    kinds: s.kinds ?? NO_COUNTS,
+    hosts: s.hosts ?? NO_COUNTS,
+    files: s.files ?? NO_COUNTS,
   };
-  return context as CelContext;
+}
+
+const EMPTY_SESSION: SessionView = Object.freeze({
+  id: null,
+  untrusted: false,
+  kinds: NO_COUNTS,
+  hosts: NO_COUNTS,
+  files: NO_COUNTS,
+});
+
+/**
+ * The plan's digest (`planDigest`) and the UTF-8 bytes of its input's JSON, from one serialization
+ * of the input: RFC 8785 sorts the plan's keys as action, input, resource, tool, so the canonical
+ * plan is the canonical input inside four fields (evaluate.test.ts pins it to `planDigest`).
+ * Undefined when the input is not a JSON object, or has no canonical form.
+ */
+function sizedPlanDigest(plan: Plan): { size: number; digest: string } | undefined {
+  if (!isPlainObject(plan.input)) return undefined;
+  let input: string;
+  try {
+    input = canonicalJson(plan.input);
+  } catch {
+    return undefined;
+  }
+  const text = `{"action":${canonicalJson(plan.action)},"input":${input},"resource":${canonicalJson(plan.resource)},"tool":${canonicalJson(plan.tool)}}`;
+  return { size: Buffer.byteLength(input, 'utf8'), digest: `sha256:${sha256Hex(text)}` };
 }
 
 /** UTF-8 bytes of the input's JSON, or undefined when it is not a JSON object at all. */
