@@ -7,7 +7,8 @@ import { parseConfig } from '../src/server/config.js';
 import { gateModule } from '../src/gate/module.js';
 import { coreModule } from '../src/server/core-routes.js';
 import { startServer } from '../src/server/serve.js';
-import { costLine, costs, line, type LoadResult, runLoader } from './stats.js';
+import { type PacedResult, pacedLoad } from './paced.js';
+import { costLine, costs, fmt, line } from './stats.js';
 
 const AGENT_KEY = 'bench-agent-key-0123456789abcdef';
 /** The issue's target load: 1,000 requests per second, paced, not as fast as possible. */
@@ -15,33 +16,6 @@ const RATE = Number(process.env.BENCH_GATE_HTTP_RATE ?? 1_000);
 const DURATION_S = Number(process.env.BENCH_GATE_HTTP_SECONDS ?? 10);
 /** Enough connections that a slow response does not hold the paced rate back. */
 const CONNECTIONS = 32;
-
-/** autocannon in a second process, paced with `overallRate`, so the generator never shares our event loop. */
-const LOADER = `
-const autocannon = require(process.env.AUTOCANNON);
-const [url, method, body, headersJson, rate, connections, duration] = process.argv.slice(2);
-autocannon({
-  url, method, body: body || undefined, headers: JSON.parse(headersJson),
-  connections: Number(connections), duration: Number(duration), overallRate: Number(rate),
-}, (err, r) => {
-  if (err) { console.error(err); process.exit(1); }
-  const l = r.latency;
-  process.stdout.write(JSON.stringify({ ok: r['2xx'], non2xx: r.non2xx, errors: r.errors,
-    rps: r['2xx'] / (r.duration || Number(duration)), p50: l.p50, p90: l.p90, p99: l.p99, max: l.max }));
-});`;
-
-async function load(dir: string, url: string, method: string, body: string, headers: Record<string, string>) {
-  const args = [
-    url,
-    method,
-    body,
-    JSON.stringify(headers),
-    String(RATE),
-    String(CONNECTIONS),
-    String(DURATION_S),
-  ];
-  return runLoader<LoadResult>(dir, LOADER, args);
-}
 
 /** 60 Bash rules like bench/gate.ts's, so the CEL work per request is a realistic candidate set. */
 function bashRules(): unknown[] {
@@ -104,28 +78,36 @@ async function benchOne(sync: 'full' | 'normal'): Promise<string[]> {
     // CPU of this process (every thread: HTTP, the gate, the SQLite writer) per answered request: the
     // figure that says what a request costs us when latency is the scheduler's (a loaded machine).
     let cpu = process.cpuUsage();
-    const health = await load(dir, `${server.url}/healthz`, 'GET', '', {});
+    const paced = { rate: RATE, seconds: DURATION_S, connections: CONNECTIONS };
+    const health = await pacedLoad({ ...paced, url: `${server.url}/healthz` });
     const healthCpu = cpuPer(process.cpuUsage(cpu), health.ok);
     const c0 = costs(server.services);
     cpu = process.cpuUsage();
-    const ours = await load(dir, `${server.url}/v1/gate/evaluate`, 'POST', body, headers);
+    const ours = await pacedLoad({
+      ...paced,
+      url: `${server.url}/v1/gate/evaluate`,
+      method: 'POST',
+      body,
+      headers,
+    });
     const oursCpu = cpuPer(process.cpuUsage(cpu), ours.ok);
     const c1 = costs(server.services);
     const after = loadavg();
     const la = (l: number[]) => l.map((x) => x.toFixed(1)).join(' ');
     return [
-      `gate over HTTP: paced ${RATE}/s for ${DURATION_S} s, ${CONNECTIONS} connections, autocannon in a second process; SQLite ${config.store.sqlite_synchronous}; load average ${la(before)} → ${la(after)}`,
-      line(
-        'GET /healthz (baseline)',
-        `${health.rps.toFixed(0)}/s`,
-        `p50 ${health.p50} ms, p99 ${health.p99} ms, max ${health.max} ms`,
-      ),
+      `gate over HTTP: paced ${RATE}/s for ${DURATION_S} s (first second not counted), ${CONNECTIONS} connections, an undici Pool in a second process, latency from each request's due time; SQLite ${config.store.sqlite_synchronous}; load average ${la(before)} → ${la(after)}`,
+      line('GET /healthz (baseline)', `${health.rps.toFixed(0)}/s`, latencies(health)),
       line(
         'POST /v1/gate/evaluate (allow + capability)',
         `${ours.rps.toFixed(0)}/s`,
-        `p50 ${ours.p50} ms, p90 ${ours.p90} ms, p99 ${ours.p99} ms, max ${ours.max} ms (target p99 < 5 ms)`,
+        `${latencies(ours)} (target p99 < 5 ms)`,
       ),
       line('  2xx / non-2xx / errors', `${ours.ok} / ${ours.non2xx} / ${ours.errors}`),
+      line(
+        '  the generator sent late, p99',
+        `${fmt(ours.sendLateP99, 2)} ms`,
+        `/healthz run ${fmt(health.sendLateP99, 2)} ms`,
+      ),
       line(
         '  server CPU per request',
         `${oursCpu.toFixed(0)} µs`,
@@ -137,6 +119,11 @@ async function benchOne(sync: 'full' | 'normal'): Promise<string[]> {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function latencies(r: PacedResult): string {
+  const ms = (n: number) => fmt(n, 2);
+  return `p50 ${ms(r.p50)} ms, p90 ${ms(r.p90)} ms, p99 ${ms(r.p99)} ms, max ${ms(r.max)} ms`;
 }
 
 function cpuPer(used: NodeJS.CpuUsage, requests: number): number {

@@ -121,10 +121,13 @@ export async function benchHistory(): Promise<string[]> {
   const decisionSigned = measure(intents.length, (i) => evaluate(counted, intents[i]!, signed));
   const todays = measure(intents.length, (i) => evaluate(today, intents[i]!, base));
   const row = (name: string, s: Stats) =>
-    `  ${name.padEnd(56)} p50 ${us(s.p50)}  p99 ${us(s.p99)}  p99/1k-window ${us(s.windowP99)}`;
+    `  ${name.padEnd(56)} p50 ${us(s.p50)}  p99 ${us(s.p99)}  p99/1k-window ${us(s.windowP99)}  CPU p99/1k ${us(s.cpuWindowP99)}`;
+  // Wall time is the goal's measure; at a load average above the core count it is the scheduler's,
+  // so the CPU time per decision (GC included, preemption not) is checked beside it.
   const goal = (d: Stats, b: Stats) => {
-    const r = d.windowP99 / b.windowP99;
-    return `${r.toFixed(2)}× bare, ${us(d.windowP99).trim()} (${r <= 2 && d.windowP99 < 50_000 ? 'met' : 'missed'})`;
+    const verdict = (dv: number, bv: number) =>
+      `${(dv / bv).toFixed(2)}× bare, ${us(dv).trim()} (${dv / bv <= 2 && dv < 50_000 ? 'met' : 'missed'})`;
+    return `wall ${verdict(d.windowP99, b.windowP99)}; CPU ${verdict(d.cpuWindowP99, b.cpuWindowP99)}`;
   };
   const out = [
     `history: ${withHistory.rules.length} rules (3 read history), history of ${HISTORY_LIMIT} entries, ${intents.length} intents (Node ${process.version}, load average ${loadavg()[0]?.toFixed(1)})`,
@@ -135,7 +138,9 @@ export async function benchHistory(): Promise<string[]> {
     row('bare CEL: the same candidate conditions', bareCounted),
     row('decision on the counts, with a capability', decisionSigned),
     row("today's decision: the gate bench's 200 rules, no history", todays),
-    `  goal p99 ≤ 2× bare and < 50 µs (per 1k-window): history.exists ${goal(decision, bare)}, live window ${goal(decisionLive, bare)}; counts ${goal(decisionCounted, bareCounted)}; counts vs today's ${(decisionCounted.windowP99 / todays.windowP99).toFixed(2)}×`,
+    `  goal p99 ≤ 2× bare and < 50 µs (per 1k-window): history.exists ${goal(decision, bare)}`,
+    `    live window ${goal(decisionLive, bare)}`,
+    `    counts ${goal(decisionCounted, bareCounted)}; counts vs today's ${(decisionCounted.windowP99 / todays.windowP99).toFixed(2)}× (CPU ${(decisionCounted.cpuWindowP99 / todays.cpuWindowP99).toFixed(2)}×)`,
   ];
   out.push(...(await benchShadow()));
   return out;

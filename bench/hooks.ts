@@ -13,6 +13,7 @@ import { coreModule } from '../src/server/core-routes.js';
 import { startServer } from '../src/server/serve.js';
 import { costLine, costs, fmt, line, summarize } from './stats.js';
 import { gatePort } from '../src/gate/port.js';
+import { pacedLoad } from './paced.js';
 
 /** bench/ is compiled to dist-bench/bench/, two levels below the repository root. */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -147,55 +148,16 @@ function run(
   });
 }
 
-/**
- * A paced open-loop client in its own process (so its work does not share the server's event loop):
- * one request every 1/RATE s regardless of answers, latency measured from the scheduled send time.
- */
+/** The paced open-loop client (bench/paced.ts): one PreToolUse every 1/RATE s, latency from its due time. */
 async function load(url: string): Promise<{ p50: number; p99: number; errors: number }> {
-  const script = `
-    import { Pool } from 'undici';
-    const [url, key, body, rate, seconds, warm] = process.argv.slice(1);
-    const u = new URL(url);
-    const pool = new Pool(u.origin, { connections: 32, pipelining: 1 });
-    const lat = []; let errors = 0; const total = Number(rate) * Number(seconds);
-    const start = performance.now(); const pending = [];
-    for (let i = 0; i < total; i++) {
-      const at = start + (i * 1000) / Number(rate);
-      const wait = at - performance.now();
-      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-      pending.push(pool.request({ path: u.pathname, method: 'POST', body,
-          headers: { 'content-type': 'application/json', authorization: 'Bearer ' + key } })
-        .then(async (res) => { await res.body.text(); if (res.statusCode !== 200) errors++; })
-        .catch(() => { errors++; })
-        .finally(() => { if (i >= Number(rate) * Number(warm)) lat.push(performance.now() - at); }));
-    }
-    await Promise.all(pending); await pool.close();
-    process.stdout.write(JSON.stringify({ lat, errors }));
-  `;
-  const child = spawn(
-    process.execPath,
-    [
-      '--input-type=module',
-      '-e',
-      script,
-      url,
-      KEY,
-      PRE_TOOL_USE,
-      String(RATE_PER_SEC),
-      String(LOAD_SECONDS),
-      String(WARMUP_SECONDS),
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let text = '';
-  child.stdout.on('data', (d: Buffer) => {
-    text += d.toString();
+  const r = await pacedLoad({
+    url,
+    method: 'POST',
+    body: PRE_TOOL_USE,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+    rate: RATE_PER_SEC,
+    seconds: LOAD_SECONDS,
+    warmSeconds: WARMUP_SECONDS,
   });
-  await new Promise((resolve, reject) => {
-    child.on('exit', resolve);
-    child.on('error', reject);
-  });
-  const { lat, errors } = JSON.parse(text) as { lat: number[]; errors: number };
-  const s = summarize(lat);
-  return { p50: s.p50, p99: s.p99, errors };
+  return { p50: r.p50, p99: r.p99, errors: r.errors + r.non2xx };
 }
