@@ -95,6 +95,15 @@ export interface GateContext {
    * per tool call). Called once, after the gate's reads; it must use only the port it is given.
    */
   record?: (tx: Db) => Promise<Envelope>;
+  /**
+   * With `record`: write later, in the caller's own transaction. The gate decides at once (CEL's
+   * `envelope` is the preview of the event to come), writes nothing, and hands over `commit`, which
+   * appends the caller's event (`record`), the gate's request and the decision into `tx`; the caller
+   * runs it in the commit that also holds its outcome (a read touch: one commit, its backend running
+   * in between, docs/reach.md "One commit per read touch"). A `require_approval` is recorded at once,
+   * as without this field, and `later` is not called.
+   */
+  later?: (commit: (tx: Db) => Promise<Envelope>) => void;
 }
 
 /** The serving policy as a person reads it: each rule with where it was written. */

@@ -69,6 +69,12 @@ export interface Run {
   owner: string;
   requestId: string;
   cause: Cause;
+  /**
+   * A one-commit read's intent, not written yet: the touch row, `agent.touch.requested` and the gate's
+   * request and decision (GateContext.later). `finish` writes it first, in the outcome's commit, and
+   * the outcome is caused by the event it returns instead of `cause`.
+   */
+  intent?: (tx: Db) => Promise<Envelope>;
   timeoutMs: number;
   retry: number;
   o: TouchOptions;
@@ -199,11 +205,11 @@ async function recheck(
 /** Processes the outcome, seals the response in the vault, updates the row, logs — one commit. */
 export async function finish(
   d: ReachDeps,
-  r: Pick<Run, 'requestId' | 'tool' | 'c' | 'owner' | 'cause'>,
+  r: Pick<Run, 'requestId' | 'tool' | 'c' | 'owner' | 'cause' | 'intent'>,
   outcome: { data: unknown } | { error: TouchError },
   costMs: number,
 ): Promise<TouchResponse> {
-  const { requestId, tool, c, owner, cause } = r;
+  const { requestId, tool, c, owner, intent } = r;
   let response: TouchResponse;
   let summary: string;
   if ('data' in outcome) {
@@ -224,6 +230,7 @@ export async function finish(
   }
   const status = response.ok ? 'done' : 'failed';
   await d.db.tx(async (tx) => {
+    const cause = intent ? await intent(tx) : r.cause;
     const sealed = await d.vault.put(JSON.stringify(response), {
       tenantId: d.tenant,
       ttlMs: d.vaultTtlMs,

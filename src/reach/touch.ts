@@ -4,7 +4,7 @@ import type { Db } from '../store/port.js';
 import { type ApprovalScope, type Asked, again, waitThenRun } from './approval.js';
 import { callbackProblem } from './callback.js';
 import type { Channel } from './config.js';
-import { approvalRequired, denial, intentOf, requestedEvent, sealedIntent } from './events.js';
+import { approvalRequired, type Cause, denial, intentOf, requestedEvent, sealedIntent } from './events.js';
 import { Concurrency } from './guard.js';
 import type { TouchCaller } from './port.js';
 import type { ParsedTouchRequest, TouchError, TouchResponse } from './protocol.js';
@@ -39,6 +39,8 @@ export class Reach {
   private readonly background = new Set<Promise<unknown>>();
   private readonly stopping = new AbortController();
   private readonly owners = new Map<string, string>();
+  /** Per task, one-commit reads running in this process: no row yet, so the cap counts them here. */
+  private readonly unwritten = new Map<string, number>();
   /** What the run and approval paths see of the engine. */
   private readonly scope: ApprovalScope;
 
@@ -138,7 +140,8 @@ export class Reach {
     const cap = this.d.config.touch_cap_per_task;
     if (c.task_id && cap > 0) {
       const [row] = await this.d.db.query<{ n: number }>(q.countTaskTouches(this.d.tenant, c.task_id));
-      if (Number(row?.n ?? 0) >= cap)
+      // A one-commit read has no row until it ends: the ones running here count too.
+      if (Number(row?.n ?? 0) + (this.unwritten.get(c.task_id) ?? 0) >= cap)
         return refuse(tool.name, {
           code: 'TOUCH_CAP',
           message: `task ${c.task_id} made ${cap} touches, its cap; stop calling tools and report what you have`,
@@ -153,6 +156,11 @@ export class Reach {
         details: { limit: tool.concurrency },
       });
     let handedOff = false;
+    // Seed §3.3 lets a read repeat; nothing else is worth a commit before the backend runs (docs/reach.md,
+    // "One commit per read touch"). An async touch is read back by GET, so its row is written first.
+    const oneCommit = tool.permission === 'read' && (channel !== 'async' || o.wait === true);
+    const taskKey = oneCommit ? c.task_id : null;
+    if (taskKey) this.unwritten.set(taskKey, (this.unwritten.get(taskKey) ?? 0) + 1);
     try {
       const owner = await this.ownerOf(c);
       const now = this.d.now();
@@ -195,9 +203,10 @@ export class Reach {
         return requested;
       };
       let decision: GateDecision;
+      let commit: ((tx: Db) => Promise<Envelope>) | undefined;
       try {
-        decision = await this.decide(intent, c, record);
-        if (!requested) requested = await this.d.db.tx(record);
+        decision = await this.decide(intent, c, record, oneCommit ? (fn) => (commit = fn) : undefined);
+        if (!requested && !commit) requested = await this.d.db.tx(record);
       } catch (err) {
         if (err instanceof Duplicate) {
           const row = await this.row(caller, requestId);
@@ -205,7 +214,7 @@ export class Reach {
         }
         throw err;
       }
-      const cause = requested;
+      const cause: Cause = requested ?? { task_id: c.task_id, session_id: c.session_id ?? null };
       if (decision.decision === 'require_approval' && decision.approval_id) {
         // Nobody holds a slot while a person decides; the run after approval takes one.
         release();
@@ -236,6 +245,7 @@ export class Reach {
         owner,
         requestId,
         cause,
+        ...(commit ? { intent: commit } : {}),
         timeoutMs,
         retry: req.retry,
         o,
@@ -250,9 +260,22 @@ export class Reach {
         this.track(run.finally(release));
         return { request_id: requestId, ok: true, status: 'running', cost_ms: cost() };
       }
-      return await run;
+      try {
+        return await run;
+      } catch (err) {
+        // The same request id ended first elsewhere (this read ran twice, which a read may): its answer stands.
+        if (!(err instanceof Duplicate)) throw err;
+        const row = await this.row(caller, requestId);
+        if (!row) throw err;
+        return again(this.scope, row, asked);
+      }
     } finally {
       if (!handedOff) release();
+      if (taskKey) {
+        const n = (this.unwritten.get(taskKey) ?? 1) - 1;
+        if (n > 0) this.unwritten.set(taskKey, n);
+        else this.unwritten.delete(taskKey);
+      }
     }
   }
 
@@ -281,10 +304,12 @@ export class Reach {
     }
   }
 
+  /** With `later`, a gate that can hands the writes back to be committed with the outcome (GateContext.later). */
   private async decide(
     intent: GateIntent,
     c: TouchCaller,
     record: (tx: Db) => Promise<Envelope>,
+    later?: (commit: (tx: Db) => Promise<Envelope>) => void,
   ): Promise<GateDecision> {
     const gate = this.d.gate();
     if (!gate) {
@@ -292,7 +317,7 @@ export class Reach {
       await this.d.db.tx(record);
       return gateUnavailable();
     }
-    return gate.evaluate(intent, { principal: c.principal, record });
+    return gate.evaluate(intent, { principal: c.principal, record, ...(later ? { later } : {}) });
   }
 
   private async row(caller: string, requestId: string): Promise<q.TouchRow | undefined> {

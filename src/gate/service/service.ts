@@ -246,6 +246,22 @@ export class Gate implements GateService {
   ): Promise<GateDecision> {
     const { s } = this.d;
     const compiled = this.d.holder.current();
+    if (ctx.later) {
+      const early = evaluateWithTrace(compiled, engineIntent, engineCtx);
+      let d: GateDecision = { ...early.decision };
+      if (early.trace.policy_unavailable) d.tags = ['policy_unavailable'];
+      d = this.held(intent, ctx, taskId, early, d);
+      if (d.decision !== 'require_approval') {
+        const decided = d;
+        ctx.later(async (tx) => {
+          const cause = await recordCause(tx);
+          const req = await this.requested(tx, engineIntent, intent, { ...ctx, cause }, taskId, early);
+          await this.record(tx, req, early, decided, engineIntent, engineCtx.task);
+          return cause;
+        });
+        return decided;
+      }
+    }
     let evaluation: Evaluation | undefined;
     let decision: GateDecision | undefined;
     const requested = await s.db.tx(async (tx) => {
