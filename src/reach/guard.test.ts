@@ -19,6 +19,15 @@ let held = new Promise<void>((r) => {
   release = r;
 });
 let runs = 0;
+/** `read.latch` holds every call until `unlatch()`; `inside` counts the calls in its backend now. */
+let unlatch: () => void = () => {};
+let latch = Promise.resolve();
+let inside = 0;
+const arm = () => {
+  latch = new Promise<void>((r) => {
+    unlatch = r;
+  });
+};
 
 const inProcess: InProcessTool[] = [
   {
@@ -27,6 +36,16 @@ const inProcess: InProcessTool[] = [
     async run() {
       await held;
       return { done: true };
+    },
+  },
+  {
+    name: 'read.latch',
+    schema: open,
+    async run() {
+      inside++;
+      await latch;
+      inside--;
+      return { latched: true };
     },
   },
   {
@@ -252,6 +271,48 @@ describe('the guard', () => {
     const { status, body } = await r.touch({ tool_name: 'count.up', params: {} }, headers);
     expect(status).toBe(429);
     expect(body.error).toMatchObject({ code: 'TOUCH_CAP', details: { cap: 3 } });
+  });
+
+  it('writes a read touch once its backend answered: no row while it runs, then row, intent, decision and outcome', async () => {
+    arm();
+    const request_id = `latch-${randomBytes(4).toString('hex')}`;
+    const call = r.touch({ request_id, tool_name: 'read.latch', params: {} });
+    await waitFor(
+      async () => inside,
+      (n) => n === 1,
+    );
+    expect((await r.get(`/v1/touch/${request_id}`)).status).toBe(404);
+    const ofThis = async () =>
+      (await r.t.services.log.list({ limit: 1000 })).filter(
+        (e) => e.envelope.redacted_summary.request_id === request_id,
+      );
+    expect(await ofThis()).toEqual([]);
+    unlatch();
+    expect((await call).body).toMatchObject({ ok: true, data: { latched: true } });
+    expect((await r.get(`/v1/touch/${request_id}`)).body).toMatchObject({ ok: true, status: 'done' });
+    expect((await ofThis()).map((e) => e.envelope.type)).toEqual([
+      'agent.touch.requested',
+      'agent.touch.completed',
+    ]);
+  });
+
+  it('counts reads still running, which have no row yet, against the task cap', async () => {
+    arm();
+    const task_id = newId('task');
+    const secret = `sbt_${randomBytes(16).toString('hex')}`;
+    r.t.services.keys.add(secret, { name: `task:${task_id}`, role: 'agent', task_id });
+    const headers = { authorization: `Bearer ${secret}` };
+    const running = Array.from({ length: 3 }, () =>
+      r.touch({ tool_name: 'read.latch', params: {} }, headers),
+    );
+    await waitFor(
+      async () => inside,
+      (n) => n === 3,
+    );
+    const fourth = await r.touch({ tool_name: 'read.latch', params: {} }, headers);
+    expect(fourth.body.error).toMatchObject({ code: 'TOUCH_CAP', details: { cap: 3 } });
+    unlatch();
+    expect((await Promise.all(running)).map((a) => a.body.ok)).toEqual([true, true, true]);
   });
 
   it('answers the same request id once: a repeat does not run the tool again', async () => {

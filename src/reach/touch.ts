@@ -28,7 +28,8 @@ export type { ReachDeps, TouchOptions } from './run.js';
  * Log shape: a touch that reaches the gate is `agent.touch.requested` (params sealed in the vault,
  * committed in the gate's own decision transaction, so intent, decision and row are one commit) and
  * then `agent.touch.completed` (the processed, redacted response sealed in the vault; outcome, cost,
- * tokens before and after on the event). One refused before the gate (unknown tool, bad params, cap,
+ * tokens before and after on the event). A read the caller waits for writes both, and the gate's,
+ * in one commit after its backend answered (docs/reach.md, "One commit per read touch"). One refused before the gate (unknown tool, bad params, cap,
  * concurrency) is a single `agent.touch.completed` with its code.
  */
 
