@@ -125,7 +125,8 @@ describe.each(await dialects())('agents working together on %s', (dialect) => {
     ]);
   });
 
-  it('routes by skill, calls the agent with its token and a push config at this gateway, and the push ends it', async () => {
+  it('routes by skill and calls the agent with its token; a job done by the first look needs no push', async () => {
+    const given = fast.pushUrls.length;
     const receipt = await collaborate({ skill: 'summarize', input: 'the Q3 report' });
     expect(receipt).toMatchObject({
       skill: 'summarize',
@@ -137,19 +138,30 @@ describe.each(await dialects())('agents working together on %s', (dialect) => {
     expect(receipt.ref_id).toMatch(/^col_/);
     expect(receipt.attempts).toEqual([expect.objectContaining({ agent: 'fast', state: 'completed' })]);
     expect(fast.auth.at(-1)).toBe(`Bearer ${FAST_TOKEN}`);
-    expect(fast.pushUrls.at(-1)).toBe(`${url}/v1/ingress/agent-push`);
-    // The SDK agent's pushes were accepted by the a2a-push source.
-    const pushes = await g.gateway.services.log.list({ limit: 200 });
-    const accepted = pushes.filter(
-      (e) =>
-        e.envelope.type === 'integration.webhook.accepted' &&
-        e.envelope.redacted_summary.source === 'agent-push',
-    );
-    expect(accepted.length).toBeGreaterThan(0);
+    // GetTask right after SendMessage found it ended: no push config, so no push to accept.
+    expect(fast.pushUrls.length).toBe(given);
     const again = await call(`/v1/collaborations/${receipt.ref_id}`, KEYS.agent);
     expect(again.body).toEqual(receipt);
     // Another key does not see the receipt.
     expect((await call(`/v1/collaborations/${receipt.ref_id}`, KEY.qa)).status).toBe(404);
+  });
+
+  it('gives a job still running a push config at this gateway, and its push ends the attempt', async () => {
+    const receipt = await collaborate({ skill: 'slowonly', input: 'the long report', fallback: false });
+    expect(receipt).toMatchObject({ agent: 'slow', state: 'completed' });
+    expect(slow.pushUrls.at(-1)).toBe(`${url}/v1/ingress/agent-push`);
+    const taskId = receipt.attempts[0]!.task_id;
+    // The SDK agent's pushes were accepted by the a2a-push source, its terminal one among them.
+    const pushes = await g.gateway.services.log.list({ limit: 500 });
+    const accepted = pushes.filter(
+      (e) =>
+        e.envelope.type === 'integration.webhook.accepted' &&
+        e.envelope.redacted_summary.source === 'agent-push' &&
+        String(e.envelope.redacted_summary.delivery_id).startsWith(`${taskId}:`),
+    );
+    expect(accepted.map((e) => e.envelope.redacted_summary.delivery_id)).toContain(
+      `${taskId}:TASK_STATE_COMPLETED`,
+    );
   });
 
   it('a remote task that fails fails the attempt with the agent’s reason', async () => {

@@ -89,7 +89,14 @@ export class Engine {
    * held (SQLite), the graph is read again and the edge added only if it still closes no cycle, so two
    * requests on two replicas cannot close one between them (replicas.test.ts).
    */
-  private async openWait(tx: Db, a: Asked, agent: string, attempt: number, depth: number): Promise<void> {
+  private async openWait(
+    tx: Db,
+    a: Asked,
+    agent: string,
+    attempt: number,
+    depth: number,
+    score: number,
+  ): Promise<void> {
     const lock = q.lockWaits(tx.dialect, this.d.tenant);
     if (lock) await tx.query(lock);
     const { graph } = await this.waits(tx);
@@ -110,6 +117,8 @@ export class Engine {
         depth,
         replica: this.d.replica,
         expiresAt: this.d.now() + a.req.timeout_ms + WAIT_GRACE_MS,
+        score,
+        startedAt: this.d.now(),
       }),
     );
   }
@@ -203,7 +212,7 @@ export class Engine {
         routedEvent(e, a, 1, { chosen: first.agent }, first.candidates, first.considered),
         tx,
       );
-      await this.openWait(tx, a, first.agent, 1, depth);
+      await this.openWait(tx, a, first.agent, 1, depth, round6(first.score));
       await tx.query(q.insertCollaboration({ ...opening, eventId: e.event_id }));
       requested = e;
       return e;
@@ -239,6 +248,8 @@ export class Engine {
         const opened = await this.d.db
           .tx(async (tx) => {
             await tx.query(q.deleteWaits(refId));
+            // The attempts so far go on the receipt: a recovery that finds the second open lists both.
+            await tx.query(q.updateAttempts(refId, JSON.stringify(attempts)));
             await this.d.emit(
               routedEvent(
                 cause,
@@ -251,7 +262,7 @@ export class Engine {
               tx,
             );
             if (d2.decision !== 'allow') return false;
-            await this.openWait(tx, a, next.agent, 2, depth);
+            await this.openWait(tx, a, next.agent, 2, depth, round6(next.score));
             return true;
           })
           .catch((err: unknown) => {
@@ -350,6 +361,7 @@ export class Engine {
       latency_ms: null,
     };
     attempts.push(entry);
+    const n = attempts.length;
     this.d.registry.opened(agent);
     let outcome: RemoteOutcome;
     try {
@@ -360,6 +372,17 @@ export class Engine {
         a.refId,
         a.req.timeout_ms,
         this.d.now,
+        // A job still running after the first look: its task id on the attempt's row (one commit, only
+        // for jobs that outlast SendMessage), so a recovery can cancel it if this process dies.
+        async (taskId) => {
+          entry.task_id = taskId;
+          await this.d.db.query(q.setWaitTask(a.refId, n, taskId)).catch((err: unknown) => {
+            this.d.logger.warn(
+              { ref_id: a.refId, err: (err as Error).message },
+              'agents: the remote task id was not recorded; a recovery could not cancel it',
+            );
+          });
+        },
       );
     } catch (err) {
       outcome = { kind: 'failed', taskId: null, reason: (err as Error).message, answered: false };

@@ -85,7 +85,7 @@ export function routedEvent(
   });
 }
 
-export function endedEvent(cause: Envelope, a: Asked, r: Receipt): EnvelopeInput {
+export function endedEvent(cause: Envelope, a: { caller: { name: string } }, r: Receipt): EnvelopeInput {
   return causedBy(cause, {
     type: r.state === 'completed' ? 'agent.collaboration.completed' : 'agent.collaboration.failed',
     actor: { agent_id: a.caller.name },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AgentCard } from '@a2a-js/sdk';
-import { clusterPort, RESYNC } from '../cluster/port.js';
+import { type ClusterService, clusterPort, RESYNC } from '../cluster/port.js';
 import { type Egress, liveEgress } from '../egress/index.js';
 import type { Envelope } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
@@ -13,6 +13,7 @@ import { CardError, fetchCard, type ReadCard, readCard } from './card.js';
 import { Engine } from './collaborate.js';
 import { agentsSections } from './config.js';
 import { type AgentsService, agentsPort } from './port.js';
+import { type RecoverDeps, recoverOrphans } from './recover.js';
 import { type AgentRecord, Registry } from './registry.js';
 import { ENDED_NAMES, type PushTarget, Remote } from './remote.js';
 import { type AgentsRoutes, agentsRoutes } from './routes.js';
@@ -52,6 +53,12 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
   let sync: RegistrySync | undefined;
   let unlisten: (() => void) | undefined;
   const registry = new Registry();
+  // Remote cancels a recovery started; stop() lets them finish.
+  const pending = new Set<Promise<void>>();
+  const track = (p: Promise<void>) => {
+    pending.add(p);
+    void p.finally(() => pending.delete(p));
+  };
   return {
     registry,
     ...defineModule({
@@ -112,15 +119,46 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
             );
           }
         }
-        // SQLite is one gateway: no attempt is open anywhere at its start. On PostgreSQL other replicas'
-        // attempts are live; only rows whose deadline passed (a replica died) stop counting.
-        await deps.db.query(
-          deps.db.dialect === 'sqlite' ? q.deleteAllWaits(tenant) : q.deleteExpiredWaits(tenant, deps.now()),
-        );
-        await deps.db.query(q.failAbandoned(tenant, deps.now()));
-        sync = new RegistrySync({ db: deps.db, tenant, now: deps.now, registry, logger: deps.logger, env });
-        await sync.run();
+        remote = new Remote(out, () => pushTarget(deps, env));
+        const rem = remote;
         const cluster = deps.cluster;
+        const recovery: RecoverDeps = {
+          db: deps.db,
+          tenant,
+          now: deps.now,
+          logger: deps.logger,
+          registry,
+          remote: rem,
+          emit: (e, db) => deps.emit(e, db),
+          event: async (id) => (await deps.log.get(id))?.envelope,
+        };
+        // Attempts whose process is gone: SQLite is one gateway, so at its start every open attempt is
+        // one; on PostgreSQL those of replicas that are not alive, and rows past their expiry (without a
+        // cluster, only those). The leader repeats it in the sweep, for replicas that die later.
+        const recover = async (atStart: boolean) => {
+          const which =
+            deps.db.dialect === 'sqlite'
+              ? atStart
+                ? ({ all: true } as const)
+                : { alive: null, now: deps.now() }
+              : { alive: cluster ? await aliveReplicas(cluster) : null, now: deps.now() };
+          const { cancels } = await recoverOrphans(recovery, which);
+          track(cancels);
+          await deps.db.query(q.failAbandoned(tenant, deps.now()));
+        };
+        sync = new RegistrySync({
+          db: deps.db,
+          tenant,
+          now: deps.now,
+          registry,
+          logger: deps.logger,
+          env,
+          sweep: async () => {
+            if (!cluster || cluster.isLeader()) await recover(false);
+          },
+        });
+        await sync.run();
+        await recover(true);
         const broadcast = async (db: typeof deps.db, id: string) => {
           await cluster?.broadcast(db, AGENTS_TOPIC, id);
         };
@@ -140,7 +178,6 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
           unlistenPushes?.();
         };
 
-        remote = new Remote(out, () => pushTarget(deps, env));
         if (!pushTarget(deps, env))
           deps.logger.info(
             'agents: no a2a-push source with a token; collaborations poll GetTask instead of waiting for pushes',
@@ -286,6 +323,7 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
       },
       async stop() {
         unlisten?.();
+        await Promise.all(pending);
         if (!opts.egress) await egress?.close();
       },
     }),
@@ -331,6 +369,12 @@ async function putConfigAgent(
       now: deps.now(),
     }),
   );
+}
+
+/** The replicas alive now (this one included): an attempt of any other has no process watching it. */
+async function aliveReplicas(cluster: ClusterService): Promise<string[]> {
+  const view = await cluster.view();
+  return [cluster.replicaId, ...view.replicas.filter((r) => r.alive).map((r) => r.id)];
 }
 
 /** `loop.max_depth` (the ingress section: derived work's storm control), read as data. */

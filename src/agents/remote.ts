@@ -6,11 +6,14 @@ import type { AgentRecord } from './registry.js';
 
 /**
  * One attempt on a remote A2A agent with the official SDK client: `SendMessage` (through the egress
- * guard, with the agent's token, and a push config pointing at this gateway's `a2a-push` receiver),
- * then one `GetTask` at once (a job that already ended answers without waiting for its pushes), else
- * the push of a terminal state (`settle`, from the relay subscriber) or the deadline, whichever comes
- * first; the result is read with one `GetTask`. At the deadline the remote task is cancelled.
- * Without a push receiver the task is polled instead, at a backing-off rate.
+ * guard, with the agent's token), then one `GetTask` at once: a job that already ended answers with no
+ * push at all (no commit on the receiver for it; bench `agents`). A job still running is told to the
+ * engine (its task id goes on the attempt's row, so a recovery can cancel it, recover.ts), gets a push
+ * config pointing at this gateway's `a2a-push` receiver and is looked at once more (it may have ended in
+ * between, before the config existed); then the push of a terminal state (`settle`, from the relay
+ * subscriber) or the deadline wakes it, whichever comes first, and the result is read with one
+ * `GetTask`. At the deadline the remote task is cancelled. Without a push receiver (or an agent that
+ * refuses the config) the task is polled instead, at a backing-off rate.
  */
 
 export interface PushTarget {
@@ -145,6 +148,12 @@ export class Remote {
     return false;
   }
 
+  /** Cancels a remote task (a recovery's, recover.ts); failures are the caller's to log. */
+  async cancel(a: AgentRecord, taskId: string): Promise<void> {
+    const client = await this.client(a);
+    await client.cancelTask({ tenant: '', id: taskId, metadata: undefined });
+  }
+
   async run(
     a: AgentRecord,
     skill: string,
@@ -152,6 +161,8 @@ export class Remote {
     refId: string,
     timeoutMs: number,
     now: () => number,
+    /** The remote task is still running after the first look: the engine records its id. */
+    running?: (taskId: string) => Promise<void>,
   ): Promise<RemoteOutcome> {
     const abort = new AbortController();
     let timedOut = false;
@@ -164,7 +175,6 @@ export class Remote {
     let taskId: string | null = null;
     try {
       const client = await this.client(a);
-      const push = this.push();
       let res: unknown;
       try {
         res = await client.sendMessage(
@@ -173,16 +183,7 @@ export class Remote {
             message: inputMessage(skill, input, refId),
             configuration: {
               acceptedOutputModes: [],
-              taskPushNotificationConfig: push
-                ? {
-                    tenant: '',
-                    id: '',
-                    taskId: '',
-                    url: push.url,
-                    token: push.token,
-                    authentication: undefined,
-                  }
-                : undefined,
+              taskPushNotificationConfig: undefined,
               returnImmediately: true,
             },
             metadata: undefined,
@@ -206,37 +207,54 @@ export class Remote {
       }
       let task = res;
       taskId = task.id;
-      if (!ENDED.has(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) {
-        const id = task.id;
+      const id = task.id;
+      const ended = (t: Task | undefined) => ENDED.has(t?.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED);
+      const look = () =>
+        client.getTask({ tenant: '', id, historyLength: 0 }, { signal: abort.signal }).catch(() => undefined);
+      if (!ended(task)) {
+        // One look right away: a job that ended while SendMessage answered needs no push to be seen.
+        const first = await look();
+        if (ended(first)) task = first!;
+      }
+      if (!ended(task)) {
+        let seen: Task | undefined;
         const settled = new Promise<void>((resolve) => {
           wake = resolve;
           this.waiters.set(id, resolve);
         });
+        if (timedOut) wake();
         const early = this.early.get(id);
         if (early !== undefined && now() - early <= EARLY_TTL_MS) {
           this.early.delete(id);
           wake();
         }
-        // One look right away: a job that ended while SendMessage answered needs no push to be seen
-        // (its pushes still arrive and are accepted; they just no longer hold the answer up). Anything
-        // longer is woken by the push of its terminal state, or polled without a push receiver.
-        let ended: Task | undefined;
-        void client
-          .getTask({ tenant: '', id, historyLength: 0 }, { signal: abort.signal })
-          .then((t) => {
-            if (!ENDED.has(t.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) return;
-            ended = t;
-            wake();
-          })
-          .catch(() => undefined);
-        if (!push) void this.poll(client, id, abort.signal, wake);
+        await running?.(id);
+        const push = this.push();
+        let pushed = false;
+        if (push && !timedOut)
+          pushed = await client
+            .createTaskPushNotificationConfig(
+              { tenant: '', id: '', taskId: id, url: push.url, token: push.token, authentication: undefined },
+              { signal: abort.signal },
+            )
+            .then(
+              () => true,
+              () => false,
+            );
+        // A second look: the job may have ended before its push config existed (no push then).
+        void look().then((t) => {
+          if (!ended(t)) return;
+          seen = t;
+          wake();
+        });
+        if (!pushed) void this.poll(client, id, abort.signal, wake);
         await settled;
         this.waiters.delete(id);
         if (timedOut) {
           await client.cancelTask({ tenant: '', id, metadata: undefined }).catch(() => undefined);
           return { kind: 'timed_out', taskId };
         }
-        if (ended) task = ended;
+        if (seen) task = seen;
         else
           try {
             task = await client.getTask({ tenant: '', id, historyLength: 0 }, { signal: abort.signal });

@@ -127,7 +127,10 @@ export function insertCollaboration(c: {
   );
 }
 
-/** The receipt as it stands: attempts so far, and once ended its state, result or error. */
+/**
+ * The receipt as it ends: its state, attempts, result or error. A receipt a recovery already settled
+ * (its process was thought gone, recover.ts) stays as it was.
+ */
 export function updateCollaboration(c: {
   refId: string;
   state: string;
@@ -139,7 +142,7 @@ export function updateCollaboration(c: {
 }): Sql {
   return sql(
     `UPDATE collaborations SET state = $2, agent = $3, attempts = $4, result = $5, error = $6,
-       finished_at = $7 WHERE ref_id = $1`,
+       finished_at = $7 WHERE ref_id = $1 AND state = 'working'`,
     c.refId,
     c.state,
     c.agent,
@@ -169,11 +172,6 @@ export function failAbandoned(tenant: string, now: number): Sql {
     tenant,
     now,
   );
-}
-
-/** SQLite is one gateway: at its start no attempt is open anywhere, whatever the rows say. */
-export function deleteAllWaits(tenant: string): Sql {
-  return sql(`DELETE FROM agent_waits WHERE tenant_id = $1`, tenant);
 }
 
 /** What a replica re-reads of every agent each sync (no cards: those only when `card_version` moved). */
@@ -273,10 +271,13 @@ export function insertWait(w: {
   depth: number;
   replica: string;
   expiresAt: number;
+  score: number;
+  startedAt: number;
 }): Sql {
   return sql(
-    `INSERT INTO agent_waits (tenant_id, ref_id, attempt, waiter, agent, depth, replica, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    `INSERT INTO agent_waits (tenant_id, ref_id, attempt, waiter, agent, depth, replica, expires_at, score,
+       started_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     w.tenant,
     w.refId,
     w.attempt,
@@ -285,16 +286,89 @@ export function insertWait(w: {
     w.depth,
     w.replica,
     w.expiresAt,
+    w.score,
+    w.startedAt,
+  );
+}
+
+/** The remote task an open attempt runs, once SendMessage answered with one still running. */
+export function setWaitTask(refId: string, attempt: number, taskId: string): Sql {
+  return sql(
+    `UPDATE agent_waits SET task_id = $3 WHERE ref_id = $1 AND attempt = $2`,
+    refId,
+    attempt,
+    taskId,
+  );
+}
+
+/** An open attempt whose process is gone, with what its receipt needs (recover.ts). */
+export interface OrphanRow {
+  ref_id: string;
+  attempt: number | string;
+  agent: string;
+  task_id: string | null;
+  score: number | null;
+  started_at: number | string | null;
+  replica: string;
+}
+
+/**
+ * Open attempts no process watches: on SQLite at start every row (`replicas` null: one gateway), on
+ * PostgreSQL those of replicas that are not alive and those past their expiry. The rows are deleted as
+ * they are read: the replica whose statement deleted one settles it, and no other does.
+ */
+export function claimOrphans(
+  tenant: string,
+  o: { all: true } | { alive: readonly string[] | null; now: number },
+): Sql {
+  const returning = 'RETURNING ref_id, attempt, agent, task_id, score, started_at, replica';
+  if ('all' in o) return sql(`DELETE FROM agent_waits WHERE tenant_id = $1 ${returning}`, tenant);
+  // Without a cluster no replica is known to be gone: only rows past their expiry are.
+  if (o.alive === null)
+    return sql(
+      `DELETE FROM agent_waits WHERE tenant_id = $1 AND expires_at <= $2 ${returning}`,
+      tenant,
+      o.now,
+    );
+  return sql(
+    `DELETE FROM agent_waits WHERE tenant_id = $1 AND (expires_at <= $2
+       OR replica NOT IN (SELECT json_array_elements_text($3::json))) ${returning}`,
+    tenant,
+    o.now,
+    JSON.stringify(o.alive),
+  );
+}
+
+/** The attempts a collaboration has finished so far (written when a fallback opens its attempt). */
+export function updateAttempts(refId: string, attempts: string): Sql {
+  return sql(`UPDATE collaborations SET attempts = $2 WHERE ref_id = $1`, refId, attempts);
+}
+
+/**
+ * A collaboration whose open attempt lost its process: the receipt ends `timed_out` with that attempt
+ * listed; one already ended stays as it is. Returns the row when it was still open.
+ */
+export function settleOrphan(c: {
+  refId: string;
+  agent: string;
+  attempts: string;
+  error: string;
+  now: number;
+}): Sql {
+  return sql(
+    `UPDATE collaborations SET state = 'timed_out', agent = $2, attempts = $3, error = $4, finished_at = $5
+     WHERE ref_id = $1 AND state = 'working'
+     RETURNING ref_id, tenant_id, caller, waiter, from_task_id, skill, event_id, started_at`,
+    c.refId,
+    c.agent,
+    c.attempts,
+    c.error,
+    c.now,
   );
 }
 
 export function deleteWaits(refId: string): Sql {
   return sql(`DELETE FROM agent_waits WHERE ref_id = $1`, refId);
-}
-
-/** Rows of attempts that outlived their deadline (their replica died): they no longer count. */
-export function deleteExpiredWaits(tenant: string, now: number): Sql {
-  return sql(`DELETE FROM agent_waits WHERE tenant_id = $1 AND expires_at <= $2`, tenant, now);
 }
 
 export interface OutcomeRow {

@@ -15,7 +15,7 @@ import * as q from './sql.js';
 
 /** How stale a replica's routing view may be (docs/agents.md): a heartbeat elsewhere counts within it. */
 export const SYNC_MS = 1_000;
-/** Expired wait rows go, and collaborations left without one end `INTERRUPTED`, every this many syncs. */
+/** Attempts whose process is gone are recovered (recover.ts) every this many syncs. */
 const SWEEP_EVERY = 30;
 
 /** The cluster topic a heartbeat or registration is broadcast on (payload: the agent id). */
@@ -39,6 +39,8 @@ export class RegistrySync {
       logger: Logger;
       /** Where another replica's config agent's `token_env` is read. */
       env: NodeJS.ProcessEnv;
+      /** Every `SWEEP_EVERY` passes: interrupted attempts settled, abandoned collaborations ended. */
+      sweep: () => Promise<void>;
     },
   ) {}
 
@@ -103,10 +105,6 @@ export class RegistrySync {
       }
       registry.applyState(a, row);
     }
-    if (++this.passes % SWEEP_EVERY === 0) {
-      const now = this.d.now();
-      await db.query(q.deleteExpiredWaits(tenant, now));
-      await db.query(q.failAbandoned(tenant, now));
-    }
+    if (++this.passes % SWEEP_EVERY === 0) await this.d.sweep();
   }
 }

@@ -33,6 +33,7 @@ export interface Peer {
   /** The Authorization header of each call. */
   auth: string[];
   /** The push URL each SendMessage carried. */
+  /** Push URLs it was given (inline in SendMessage or by CreateTaskPushNotificationConfig). */
   pushUrls: string[];
   delayMs: number;
   close(): Promise<void>;
@@ -203,13 +204,15 @@ export async function sdkPeer(
   app.post('/rpc', async (c) => {
     const body = (await c.req.json()) as {
       method?: string;
-      params?: { configuration?: { taskPushNotificationConfig?: { url?: string } } };
+      params?: { url?: string; configuration?: { taskPushNotificationConfig?: { url?: string } } };
     };
     if (body.method === 'SendMessage') {
       peer.calls += 1;
       peer.auth.push(c.req.header('authorization') ?? '');
-      peer.pushUrls.push(body.params?.configuration?.taskPushNotificationConfig?.url ?? '');
+      const inline = body.params?.configuration?.taskPushNotificationConfig?.url;
+      if (inline) peer.pushUrls.push(inline);
     }
+    if (body.method === 'CreateTaskPushNotificationConfig') peer.pushUrls.push(body.params?.url ?? '');
     if (mode === 'garbage')
       return c.body('<html>surprise</html>', 200, { 'content-type': 'application/json' });
     const ctx = new ServerCallContext({
