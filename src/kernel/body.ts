@@ -71,11 +71,13 @@ export async function readBody(c: Context<AppEnv>, limit: number): Promise<Uint8
  * drained the same way, so the next request on the connection is not lost either.
  */
 export async function drainUnread(c: Context<AppEnv>): Promise<void> {
-  const req = c.req.raw;
-  if (req.bodyUsed) return;
+  // Headers first: asking a request with no body whether it was read makes @hono/node-server
+  // build the whole web Request it otherwise never needs.
   const te = c.req.header('transfer-encoding');
   const length = Number(c.req.header('content-length') ?? 0);
   if (!te && !(length > 0)) return;
+  const req = c.req.raw;
+  if (req.bodyUsed) return;
   const stream = req.body;
   if (!stream || stream.locked) return;
   const reader = stream.getReader();

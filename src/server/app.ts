@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { newId } from '../envelope/index.js';
 import { errorBody } from '../errors/index.js';
 import { drainUnread } from '../kernel/body.js';
@@ -38,13 +38,17 @@ export function createApp(services: Services, kernel: Kernel): App {
   app.use('*', async (c, next) => {
     const requestId = c.req.header('x-request-id')?.slice(0, 64) || newId('correlation').slice(4);
     c.set('requestId', requestId);
+    // Before the route answers, so the answer is built with it: set afterwards, Hono copies a
+    // finished answer into a new Response and its body through a web stream (a quarter of a
+    // /healthz request's CPU). The check after next() covers a route that returns its own Response.
+    c.header('x-request-id', requestId);
     const started = performance.now();
     const refused = policy().check(c.req.header('host'), c.req.header('origin'));
     if (refused) c.res = c.json(errorBody(refused), refused.status as 403);
     else await next();
     await drainUnread(c);
     if (c.get('closeConnection')) closeConnection(c);
-    c.header('x-request-id', requestId);
+    ensureHeader(c, 'x-request-id', requestId);
     const route = c.req.routePath || 'unmatched';
     services.metrics.httpRequests.inc({ method: c.req.method, route, status: String(c.res.status) });
     services.metrics.httpDuration.observe(
@@ -71,6 +75,17 @@ function hostPolicyOf(services: Services): () => HostPolicy {
     }
     return policy;
   };
+}
+
+/** Sets a header on the answer in place when it is missing; a Response with immutable headers is copied. */
+function ensureHeader(c: Context<AppEnv>, name: string, value: string): void {
+  const headers = c.res.headers;
+  if (headers.get(name) === value) return;
+  try {
+    headers.set(name, value);
+  } catch {
+    c.header(name, value);
+  }
 }
 
 function closeConnection(c: { res: Response }): void {
