@@ -162,7 +162,7 @@ export async function benchReach(): Promise<string[]> {
       line(
         'touch overhead in process, p50',
         `${fmt(touched.p50 - direct.p50, 3)} ms`,
-        'goal < 0.3 ms (gate + 2 commits + 4 events + 2 vault seals)',
+        'goal < 0.3 ms (a read: the gate, 1 commit, 4 events, 2 vault seals)',
       ),
     );
     const directCpu = await cpuPerCall(CALLS, async (i) => echo.run({ text: `cpu ${i}` }, ctx));
