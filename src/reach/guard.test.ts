@@ -296,6 +296,23 @@ describe('the guard', () => {
     ]);
   });
 
+  it('answers two reads with one request id at the same moment from the one that was written first', async () => {
+    arm();
+    const request_id = `twice-${randomBytes(4).toString('hex')}`;
+    const both = [0, 1].map(() => r.touch({ request_id, tool_name: 'read.latch', params: {} }));
+    await waitFor(
+      async () => inside,
+      (n) => n === 2,
+    );
+    unlatch();
+    const answers = await Promise.all(both);
+    expect(answers.map((a) => a.body.ok)).toEqual([true, true]);
+    const requested = (await r.t.services.log.list({ type: 'agent.touch.requested', limit: 1000 })).filter(
+      (e) => e.envelope.redacted_summary.request_id === request_id,
+    );
+    expect(requested).toHaveLength(1);
+  });
+
   it('counts reads still running, which have no row yet, against the task cap', async () => {
     arm();
     const task_id = newId('task');
