@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { auth } from '../server/testing.js';
 import { dialects } from '../store/testing.js';
+import { reportBlock } from './pages/shadow.js';
 import { type ConsoleHarness, consoleHarness, page, post, XSS_CORPUS } from './testing.js';
 
 const DIALECTS = await dialects();
@@ -93,5 +94,13 @@ describe.each(DIALECTS)('the console shadow run on %s', (dialect) => {
       { csrf: null },
     );
     expect(noToken.status).toBe(403);
+  });
+});
+
+describe('the shadow report block', () => {
+  it('says how many intents could not be re-decided, and says nothing when none were skipped', () => {
+    const report = { evaluated: 9, skipped: 2, changed: [], counts: {} };
+    expect(reportBlock(report)).toContain('2 more could not be re-decided');
+    expect(reportBlock({ ...report, skipped: 0 })).not.toContain('could not be re-decided');
   });
 });

@@ -53,7 +53,10 @@ export function reportBlock(r: ShadowReport): string {
     changed > CHANGES_SHOWN
       ? `<p class="mute">The first ${CHANGES_SHOWN} of ${changed} are listed, oldest first.</p>`
       : '';
-  return `<section class="card result" aria-labelledby="shadow-h"><h2 id="shadow-h">${changed} of ${r.evaluated} recorded intents would be decided differently</h2>
+  const skipped = r.skipped
+    ? `<p class="mute">${r.skipped} more could not be re-decided: their payload has left the vault (retention).</p>`
+    : '';
+  return `<section class="card result" aria-labelledby="shadow-h"><h2 id="shadow-h">${changed} of ${r.evaluated} recorded intents would be decided differently</h2>${skipped}
 ${counts.length ? table(['Change (before→after)', 'Intents'], counts) : '<p class="empty">The draft decides every recorded intent as it was decided.</p>'}
 </section>
 ${changed ? `<h2>What would change <small class="mute">oldest first</small></h2>${table(['Event', 'Runtime', 'Kind', 'Intent', 'Was', 'Would be', 'Draft rule'], rows)}${cut}` : ''}`;
