@@ -108,6 +108,12 @@ export interface EffectsPort {
   prepared(e: PrepareEffect, db?: Db): Promise<Prepared>;
   /** Records the receipt and `agent.effect.receipted`; undefined when no effect has the key. */
   receipted(idempotencyKey: string, r: EffectReceipt, db?: Db): Promise<EffectView | undefined>;
+  /**
+   * The receipts of a batch (the delivery engine's settle of many attempts) in `db`, in two statements
+   * for any number: one read of the rows, one UPDATE; one `agent.effect.receipted` each, as `receipted`
+   * writes it. Returns how many keys had an effect. Optional: a port without it is called per receipt.
+   */
+  receiptedMany?(items: readonly { key: string; receipt: EffectReceipt }[], db?: Db): Promise<number>;
   get(idOrKey: string): Promise<EffectView | undefined>;
   list(filter?: { status?: EffectStatus; task_id?: string; limit?: number }): Promise<EffectView[]>;
   /**

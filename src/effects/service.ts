@@ -25,6 +25,8 @@ export interface EffectsDeps {
 /** A receipt's detail is a word or a status line, never a body (the body is kept as a digest). */
 const DETAIL_MAX_CHARS = 200;
 const LIST_MAX = 500;
+/** Receipts per read and UPDATE of `receiptedMany` (7 parameters each, well under SQLite's bound-parameter limit). */
+const RECEIPT_CHUNK = 200;
 
 export function view(r: q.EffectRow): EffectView {
   return {
@@ -53,6 +55,36 @@ export function view(r: q.EffectRow): EffectView {
 
 export function createEffects(d: EffectsDeps): EffectsPort {
   const byKey = async (db: Db, key: string) => (await db.query<q.EffectRow>(q.selectByKey(key)))[0];
+
+  /** The receipt's event, appended in `tx`, and the values its row is updated with. */
+  const receiptWrite = async (row: q.EffectRow, key: string, r: EffectReceipt, tx: Db) => {
+    const answerDigest = r.answer ? bytesDigest(r.answer) : null;
+    const detail = r.detail ? prefix(r.detail, DETAIL_MAX_CHARS) : null;
+    const event = await d.emit(
+      {
+        type: 'agent.effect.receipted',
+        ...(row.correlation_id ? { correlation_id: row.correlation_id } : {}),
+        causation_id: row.prepared_event_id,
+        execution: { task_id: row.task_id },
+        policy: { revision: row.policy_revision },
+        subject: { tool: row.kind, resource_ref: row.ref },
+        redacted_summary: {
+          effect_id: row.id,
+          idempotency_key: key,
+          kind: row.kind,
+          status: r.status,
+          provider_id: r.provider_id ?? null,
+          answer_digest: answerDigest,
+          detail,
+          capability_id: row.capability_id,
+          approval_id: row.approval_id,
+          ...(r.reconciled ? { reconciled: true } : {}),
+        },
+      },
+      tx,
+    );
+    return { status: r.status, providerId: r.provider_id ?? null, answerDigest, detail, eventId: event.event_id };
+  };
 
   const service: EffectsPort = {
     async prepared(e: PrepareEffect, db: Db = d.db): Promise<Prepared> {
@@ -109,45 +141,32 @@ export function createEffects(d: EffectsDeps): EffectsPort {
       return db.tx(async (tx) => {
         const row = await byKey(tx, key);
         if (!row) return undefined;
-        const answerDigest = r.answer ? bytesDigest(r.answer) : null;
-        const detail = r.detail ? prefix(r.detail, DETAIL_MAX_CHARS) : null;
-        const event = await d.emit(
-          {
-            type: 'agent.effect.receipted',
-            ...(row.correlation_id ? { correlation_id: row.correlation_id } : {}),
-            causation_id: row.prepared_event_id,
-            execution: { task_id: row.task_id },
-            policy: { revision: row.policy_revision },
-            subject: { tool: row.kind, resource_ref: row.ref },
-            redacted_summary: {
-              effect_id: row.id,
-              idempotency_key: key,
-              kind: row.kind,
-              status: r.status,
-              provider_id: r.provider_id ?? null,
-              answer_digest: answerDigest,
-              detail,
-              capability_id: row.capability_id,
-              approval_id: row.approval_id,
-              ...(r.reconciled ? { reconciled: true } : {}),
-            },
-          },
-          tx,
-        );
-        const now = d.now();
-        await tx.query(
-          q.receiptEffect({
-            key,
-            status: r.status,
-            providerId: r.provider_id ?? null,
-            answerDigest,
-            detail,
-            eventId: event.event_id,
-            now,
-          }),
-        );
+        const w = await receiptWrite(row, key, r, tx);
+        await tx.query(q.receiptEffect({ key, ...w, now: d.now() }));
         const after = await byKey(tx, key);
         return after ? view(after) : undefined;
+      });
+    },
+
+    async receiptedMany(items, db: Db = d.db): Promise<number> {
+      if (items.length === 0) return 0;
+      return db.tx(async (tx) => {
+        let found = 0;
+        for (let i = 0; i < items.length; i += RECEIPT_CHUNK) {
+          const chunk = items.slice(i, i + RECEIPT_CHUNK);
+          const rows = await tx.query<q.EffectRow>(q.selectByKeys([...new Set(chunk.map((c) => c.key))]));
+          const byKeyRow = new Map(rows.map((r) => [r.idempotency_key, r]));
+          // A key given twice keeps its last receipt, as two `receipted` calls in a row would.
+          const last = new Map<string, Awaited<ReturnType<typeof receiptWrite>> & { key: string }>();
+          for (const { key, receipt } of chunk) {
+            const row = byKeyRow.get(key);
+            if (!row) continue;
+            found++;
+            last.set(key, { key, ...(await receiptWrite(row, key, receipt, tx)) });
+          }
+          if (last.size > 0) await tx.query(q.receiptEffects([...last.values()], d.now()));
+        }
+        return found;
       });
     },
 

@@ -75,6 +75,45 @@ WHERE idempotency_key = $1`,
   };
 }
 
+/**
+ * `receiptEffect` for many rows in one statement: the values ride in a VALUES list (its columns are
+ * `column1…` in both dialects) and are cast, since PostgreSQL reads an untyped parameter there as text.
+ */
+export function receiptEffects(
+  rows: readonly {
+    key: string;
+    status: string;
+    providerId: string | null;
+    answerDigest: string | null;
+    detail: string | null;
+    eventId: string;
+  }[],
+  now: number,
+): Sql {
+  const values: unknown[] = [now];
+  const tuples = rows.map((r) => {
+    const at = values.length;
+    values.push(r.key, r.status, r.providerId, r.answerDigest, r.detail, r.eventId);
+    const t = (i: number) => `CAST($${at + i} AS TEXT)`;
+    return `(${[1, 2, 3, 4, 5, 6].map(t).join(', ')})`;
+  });
+  return {
+    text: `UPDATE effects SET status = v.column2, provider_id = COALESCE(v.column3, effects.provider_id),
+  answer_digest = COALESCE(v.column4, effects.answer_digest), detail = v.column5, receipted_event_id = v.column6,
+  updated_at = $1
+FROM (VALUES ${tuples.join(', ')}) AS v
+WHERE effects.idempotency_key = v.column1`,
+    values,
+  };
+}
+
+export function selectByKeys(keys: readonly string[]): Sql {
+  return {
+    text: `SELECT ${COLUMNS} FROM effects WHERE idempotency_key IN (${keys.map((_, i) => `$${i + 1}`).join(', ')})`,
+    values: [...keys],
+  };
+}
+
 export function selectByKey(key: string): Sql {
   return { text: `SELECT ${COLUMNS} FROM effects WHERE idempotency_key = $1`, values: [key] };
 }

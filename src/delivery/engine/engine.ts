@@ -101,6 +101,9 @@ interface Prepared {
   message: Message;
 }
 
+/** Rows per settle statement (8 parameters each, well under SQLite's bound-parameter limit). */
+const FINISH_CHUNK = 200;
+
 export class DeliveryEngine {
   private readonly batchSize: number;
   private readonly loops: number;
@@ -196,14 +199,14 @@ export class DeliveryEngine {
       await this.o.log.appendMany(inputs, tx);
       for (const i of inputs) types.push(i.type);
       const effects = this.o.effects?.();
-      if (effects)
-        for (const r of rows)
-          if (r.status === 'reconcile')
-            await effects.receipted(
-              deliveryKey(r),
-              { status: 'unknown', detail: 'lease expired: the worker stopped mid-attempt' },
-              tx,
-            );
+      const lost = { status: 'unknown', detail: 'lease expired: the worker stopped mid-attempt' } as const;
+      const receipts = rows
+        .filter((r) => r.status === 'reconcile')
+        .map((r) => ({ key: deliveryKey(r), receipt: lost }));
+      if (effects && receipts.length > 0) {
+        if (effects.receiptedMany) await effects.receiptedMany(receipts, tx);
+        else for (const r of receipts) await effects.receipted(r.key, r.receipt, tx);
+      }
       for (const r of rows)
         this.o.metrics?.outcomes.inc({
           destination: r.destination,
@@ -380,6 +383,8 @@ export class DeliveryEngine {
     const effects = this.o.effects?.();
     await this.o.db.tx(async (tx) => {
       const inputs: EnvelopeInput[] = [];
+      const finished: Parameters<typeof q.finishDeliveries>[0][number][] = [];
+      const receipts: NonNullable<ReturnType<typeof receiptOf>>[] = [];
       const byDest = new Map<string, Finished[]>();
       for (const f of batch) byDest.set(f.row.destination, [...(byDest.get(f.row.destination) ?? []), f]);
       for (const dest of [...byDest.keys()].sort()) {
@@ -428,27 +433,31 @@ export class DeliveryEngine {
                 }),
               );
           }
-          await tx.query(
-            q.finishDelivery({
-              id: f.row.id,
-              status,
-              attempts: f.attempt,
-              nextAttemptAt: nextAt(f.outcome, f.row, now),
-              lastStatus: f.result.status ?? null,
-              lastError: errorOf(f.outcome),
-              lastResponse:
-                f.outcome.kind === 'ok' || !f.result.body ? null : prefix(f.result.body, BODY_EXCERPT_CHARS),
-              now,
-            }),
-          );
+          finished.push({
+            id: f.row.id,
+            status,
+            attempts: f.attempt,
+            nextAttemptAt: nextAt(f.outcome, f.row, now),
+            lastStatus: f.result.status ?? null,
+            lastError: errorOf(f.outcome),
+            lastResponse:
+              f.outcome.kind === 'ok' || !f.result.body ? null : prefix(f.result.body, BODY_EXCERPT_CHARS),
+          });
           inputs.push(event);
           const receipt = effects && receiptOf(f, status);
-          if (effects && receipt) await effects.receipted(receipt.key, receipt.receipt, tx);
+          if (receipt) receipts.push(receipt);
           this.o.metrics?.outcomes.inc({
             destination: dest,
             outcome: status === 'reconcile' ? 'reconcile' : f.outcome.kind,
           });
         }
+      }
+      // The batch's rows in one statement per chunk, and its receipts in two (issue 13: one settle per pass).
+      for (let i = 0; i < finished.length; i += FINISH_CHUNK)
+        await tx.query(q.finishDeliveries(finished.slice(i, i + FINISH_CHUNK), now));
+      if (effects && receipts.length > 0) {
+        if (effects.receiptedMany) await effects.receiptedMany(receipts, tx);
+        else for (const r of receipts) await effects.receipted(r.key, r.receipt, tx);
       }
       await this.o.log.appendMany(inputs, tx);
       for (const i of inputs) types.push(i.type);

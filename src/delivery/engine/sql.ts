@@ -161,6 +161,31 @@ WHERE id = $1`,
   };
 }
 
+/**
+ * `finishDelivery` for a batch in one statement (the engine settles a pass's attempts together): the
+ * values ride in a VALUES list, whose columns are `column1…` in both dialects, cast because PostgreSQL
+ * reads an untyped parameter there as text. Pinned by engine.test.ts (every row of a batch settled).
+ */
+export function finishDeliveries(
+  rows: readonly Omit<Parameters<typeof finishDelivery>[0], 'now'>[],
+  now: number,
+): Sql {
+  const values: unknown[] = [now];
+  const tuples = rows.map((r) => {
+    const at = values.length;
+    values.push(r.id, r.status, r.attempts, r.nextAttemptAt, r.lastStatus, r.lastError, r.lastResponse);
+    const types = ['TEXT', 'TEXT', 'INTEGER', 'BIGINT', 'INTEGER', 'TEXT', 'TEXT'];
+    return `(${types.map((t, i) => `CAST($${at + i + 1} AS ${t})`).join(', ')})`;
+  });
+  return {
+    text: `UPDATE deliveries SET status = v.column2, attempts = v.column3, next_attempt_at = v.column4,
+  lease_until = NULL, last_status = v.column5, last_error = v.column6, last_response = v.column7, updated_at = $1
+FROM (VALUES ${tuples.join(', ')}) AS v
+WHERE deliveries.id = v.column1`,
+    values,
+  };
+}
+
 export function selectEndpoint(dialect: Dialect, destination: string): Sql {
   return {
     text: `SELECT destination, breaker, bucket, disabled, updated_at FROM endpoints WHERE destination = $1${dialect === 'postgres' ? ' FOR UPDATE' : ''}`,
