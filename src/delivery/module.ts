@@ -141,7 +141,7 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       log: s.log,
       channels,
       now: s.now,
-      wake: () => e.wake(),
+      wake: () => e.rowDue(),
       onAppended,
       endpointPolicy: policies,
       retry: policies.retry,
