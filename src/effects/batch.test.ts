@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../envelope/index.js';
+import { newId, planDigest } from '../envelope/index.js';
 import { EventLog } from '../log/log.js';
 import { dialects, freshStore, type TestStore } from '../store/testing.js';
 import { deliveryPlanDigest, effectKey, type EffectsPort } from './port.js';
@@ -51,7 +51,10 @@ describe.each(await dialects())('receipts of a batch on %s', (dialect) => {
     const found = await store.db.tx((tx) =>
       effects.receiptedMany!(
         [
-          { key: ok!, receipt: { status: 'done', provider_id: 'm-1', answer: '{"id":1}', detail: 'HTTP 200' } },
+          {
+            key: ok!,
+            receipt: { status: 'done', provider_id: 'm-1', answer: '{"id":1}', detail: 'HTTP 200' },
+          },
           { key: dead!, receipt: { status: 'failed', answer: null, detail: 'HTTP 410' } },
           { key: unknown!, receipt: { status: 'unknown', detail: 'no answer' } },
           { key: 'idk_nothing_has_this_key', receipt: { status: 'done' } },
@@ -60,7 +63,12 @@ describe.each(await dialects())('receipts of a batch on %s', (dialect) => {
       ),
     );
     expect(found).toBe(3);
-    await effects.receipted(viaOne!, { status: 'done', provider_id: 'm-2', answer: '{"id":2}', detail: 'HTTP 200' });
+    await effects.receipted(viaOne!, {
+      status: 'done',
+      provider_id: 'm-2',
+      answer: '{"id":2}',
+      detail: 'HTTP 200',
+    });
 
     const a = await effects.get(ok!);
     const b = await effects.get(viaOne!);
@@ -74,7 +82,11 @@ describe.each(await dialects())('receipts of a batch on %s', (dialect) => {
       has_event: v!.receipted_event_id !== null,
     });
     expect(shape(a)).toEqual(shape(b));
-    expect(await effects.get(dead!)).toMatchObject({ status: 'failed', detail: 'HTTP 410', answer_digest: null });
+    expect(await effects.get(dead!)).toMatchObject({
+      status: 'failed',
+      detail: 'HTTP 410',
+      answer_digest: null,
+    });
     expect(await effects.get(unknown!)).toMatchObject({ status: 'unknown', detail: 'no answer' });
 
     const receipted = (await log.list({ type: 'agent.effect.receipted' })).map((e) => e.envelope);
@@ -92,5 +104,20 @@ describe.each(await dialects())('receipts of a batch on %s', (dialect) => {
     expect(found).toBe(450);
     const done = await effects.list({ status: 'done', limit: 500 });
     expect(done.filter((e) => keys.includes(e.idempotency_key))).toHaveLength(450);
+  });
+});
+
+describe('the plan digest of a delivery', () => {
+  it('is the plan digest of the same plan, written out', () => {
+    for (const [eventId, destination] of [
+      [newId('event'), 'hook'],
+      ['evt_x', 'a2a-push:cfg_1'],
+      ['evt_"quoted"\\', 'chan\u00e9\u{1F600}\n\u2028'],
+    ] as const) {
+      expect(deliveryPlanDigest(eventId, destination)).toBe(
+        planDigest({ tool: 'delivery', resource: destination, input: { event_id: eventId } }),
+      );
+    }
+    expect(() => deliveryPlanDigest('evt_\ud800lone', 'dest')).toThrow(/lone UTF-16 surrogate/);
   });
 });

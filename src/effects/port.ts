@@ -136,7 +136,18 @@ export function effectKey(planDigest: string, capabilityId: string | null | unde
   return `idk_${sha256Hex(`${planDigest}\n${capabilityId ?? ''}`).slice(0, 40)}`;
 }
 
-/** The plan digest of a delivery: one event to one destination. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * The plan digest of a delivery: one event to one destination, `planDigest({ tool: 'delivery',
+ * resource: destination, input: { event_id } })`. Computed twice per delivery (prepared at enqueue,
+ * receipted at settle), so its RFC 8785 form is written out here (keys in code-unit order; a string's
+ * canonical form is JSON.stringify's) instead of walking the object: batch.test.ts pins it to planDigest.
+ */
 export function deliveryPlanDigest(eventId: string, destination: string): string {
-  return planDigest({ tool: 'delivery', resource: destination, input: { event_id: eventId } });
+  // A lone surrogate has no RFC 8785 form: planDigest refuses it, with its error.
+  if (LONE_SURROGATE.test(eventId) || LONE_SURROGATE.test(destination))
+    return planDigest({ tool: 'delivery', resource: destination, input: { event_id: eventId } });
+  const canonical = `{"action":null,"input":{"event_id":${JSON.stringify(eventId)}},"resource":${JSON.stringify(destination)},"tool":"delivery"}`;
+  return `sha256:${sha256Hex(canonical)}`;
 }
