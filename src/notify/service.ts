@@ -104,8 +104,10 @@ export class Notifier {
       // The state row is locked before the first append, in the same order as the digest worker, so
       // the two never wait on each other's locks in reverse.
       const state = await this.lock(tx, scope, now);
+      // The gate scanned every field already: with nothing found, masking would scan them again for nothing.
+      const shown = gate.kind === 'ok' && gate.rewrites.secrets.length === 0 ? input : maskAll(input);
       const reported = await this.s.emit(
-        this.reportedEvent(input, ctx, scopeCtx, gate.kind === 'blocked'),
+        this.reportedEvent(input, shown, ctx, scopeCtx, gate.kind === 'blocked'),
         tx,
       );
       if (gate.kind === 'blocked') {
@@ -422,12 +424,12 @@ export class Notifier {
 
   private reportedEvent(
     input: ProgressInput,
+    /** `input` with its secrets masked: the log is kept for years and read by more people than the channel. */
+    shown: ContentInput,
     ctx: ReportContext,
     who: ScopeContext,
     blocked: boolean,
   ): EnvelopeInput {
-    // The log is kept for years and read by more people than the channel: secrets never enter it.
-    const shown: ContentInput = maskAll(input);
     return {
       type: 'agent.progress.reported',
       actor: { agent_id: ctx.principal.name, user_id: who.owner || null },
