@@ -83,7 +83,13 @@ export function createEffects(d: EffectsDeps): EffectsPort {
       },
       tx,
     );
-    return { status: r.status, providerId: r.provider_id ?? null, answerDigest, detail, eventId: event.event_id };
+    return {
+      status: r.status,
+      providerId: r.provider_id ?? null,
+      answerDigest,
+      detail,
+      eventId: event.event_id,
+    };
   };
 
   const service: EffectsPort = {
