@@ -24,9 +24,9 @@ import { costLine, costs, fmt, line, summarize } from './stats.js';
  * graph with 20 open edges) and with the candidate list its event records, beside a bare loop that
  * only picks the largest of 100 numbers; p99 is also given per 1k-window (bench/gate.ts), since a
  * loaded machine's preemptions inflate the overall tail; (2) a collaboration's round trip through Switchboard (POST
- * /v1/collaborations: the gate, the receipt row and its events, SendMessage with a push config, the
- * push through the a2a-push source and the relay, GetTask) beside the same SDK agent called directly
- * with a blocking SendMessage, in the same run, interleaved.
+ * /v1/collaborations: the gate, the receipt row and its events, SendMessage, one GetTask that finds the
+ * fast job ended, so it is given no push config) beside the same SDK agent called directly with a
+ * blocking SendMessage, in the same run, interleaved, and one push accepted by the a2a-push source.
  */
 
 const AGENTS = 100;
@@ -216,14 +216,14 @@ export async function benchRoundTrip(sync: 'full' | 'normal'): Promise<string[]>
         `p99 ${fmt(p.p99, 2)} ms`,
       ),
       line(
-        'through Switchboard (gate, receipt, push, GetTask)',
+        'through Switchboard (gate, receipt, GetTask)',
         `${fmt(s.p50, 2)} ms p50`,
         `p99 ${fmt(s.p99, 2)} ms`,
       ),
       line(
         'over the goal 1.2 × direct + one push (p50)',
         `${fmt(s.p50 / goal, 2)}×`,
-        `goal ${fmt(goal, 2)} ms; the SDK agent pushes 3 times per task (task, artifact, status)`,
+        `goal ${fmt(goal, 2)} ms; a job done by the first GetTask is sent no push config`,
       ),
       costLine('  per collaboration', v0, v1, COUNTED),
       costLine('  per push', v1, p1, COUNTED),

@@ -77,11 +77,49 @@ interface Outcome {
 }
 
 export class Engine {
+  /**
+   * SQLite is one gateway: the wait-for graph is this process's open attempts, held here (key
+   * `<ref id>:<attempt>`), checked and added to with no await in between, so no row is needed for a
+   * cycle to be refused; the row is written only for a recovery, once a job outlasts its first look.
+   */
+  private readonly local = new Map<string, q.WaitRow>();
+
   constructor(private readonly d: EngineDeps) {}
+
+  private get inMemory(): boolean {
+    return this.d.db.dialect === 'sqlite';
+  }
 
   /** Every replica's open attempts, read at each request: the graph a cycle is checked against. */
   private async waits(db: Db = this.d.db): Promise<SharedWaits> {
+    if (this.inMemory) return sharedWaits([...this.local.values()]);
     return sharedWaits(await db.query<q.WaitRow>(q.selectWaits(this.d.tenant, this.d.now())));
+  }
+
+  /** SQLite: the edge joins this process's graph unless it closes a cycle (synchronous: exact). */
+  private addLocal(a: Asked, agent: string, attempt: number, depth: number): void {
+    const cycle = sharedWaits([...this.local.values()]).graph.cycleIf(a.waiter, agentNode(agent));
+    if (cycle) throw cycleError(cycle);
+    this.local.set(`${a.refId}:${attempt}`, { waiter: a.waiter, agent, depth });
+  }
+
+  private dropLocal(refId: string): void {
+    for (const n of [1, 2]) this.local.delete(`${refId}:${n}`);
+  }
+
+  private waitRow(a: Asked, agent: string, attempt: number, depth: number, score: number, started: number) {
+    return q.insertWait({
+      tenant: this.d.tenant,
+      refId: a.refId,
+      attempt,
+      waiter: a.waiter,
+      agent,
+      depth,
+      replica: this.d.replica,
+      expiresAt: started + a.req.timeout_ms + WAIT_GRACE_MS,
+      score,
+      startedAt: started,
+    });
   }
 
   /**
@@ -97,30 +135,15 @@ export class Engine {
     depth: number,
     score: number,
   ): Promise<void> {
-    const lock = q.lockWaits(tx.dialect, this.d.tenant);
-    if (lock) await tx.query(lock);
-    const { graph } = await this.waits(tx);
-    const cycle = graph.cycleIf(a.waiter, agentNode(agent));
-    if (cycle)
-      throw new AppError(
-        'COLLABORATION_CYCLE',
-        `refused: ${cycle.join(' → ')} would wait on itself; answer the request you serve instead`,
-        { cycle },
-      );
-    await tx.query(
-      q.insertWait({
-        tenant: this.d.tenant,
-        refId: a.refId,
-        attempt,
-        waiter: a.waiter,
-        agent,
-        depth,
-        replica: this.d.replica,
-        expiresAt: this.d.now() + a.req.timeout_ms + WAIT_GRACE_MS,
-        score,
-        startedAt: this.d.now(),
-      }),
-    );
+    if (this.inMemory) this.addLocal(a, agent, attempt, depth);
+    else {
+      const lock = q.lockWaits(tx.dialect, this.d.tenant);
+      if (lock) await tx.query(lock);
+      const { graph } = await this.waits(tx);
+      const cycle = graph.cycleIf(a.waiter, agentNode(agent));
+      if (cycle) throw cycleError(cycle);
+    }
+    await tx.query(this.waitRow(a, agent, attempt, depth, score, this.d.now()));
   }
 
   /** Who waits: the key's task, else `from_task_id`'s, else the agent the key is bound to, else the key. */
@@ -150,11 +173,19 @@ export class Engine {
   }
 
   async collaborate(req: CollaborationRequest, caller: Principal): Promise<Receipt> {
+    const refId: string = newId('collaboration', this.d.now());
+    try {
+      return await this.run(refId, req, caller);
+    } finally {
+      this.dropLocal(refId);
+    }
+  }
+
+  private async run(refId: string, req: CollaborationRequest, caller: Principal): Promise<Receipt> {
     const { waiter, taskId } = this.waiterOf(req, caller);
     const taskView = taskId ? await this.d.tasks()?.get(taskId) : undefined;
     if (taskId && !taskView && this.d.tasks())
       throw new AppError('not_found', `from_task_id: no task ${taskId}`);
-    const refId: string = newId('collaboration', this.d.now());
     const a: Asked = {
       refId,
       req,
@@ -203,24 +234,44 @@ export class Engine {
       now: started,
     };
     let requested: Envelope | undefined;
-    // The request, the routing, the receipt row and the wait row are written inside the gate's own
-    // decision transaction, before it decides: an allowed collaboration costs one commit before the
-    // call, not two (bench `agents`). A refusal takes the rows back in a second commit, below.
-    const decision = await this.ask(a, first.agent, async (tx) => {
-      const e = await this.d.emit(requestedEvent(a), tx);
-      await this.d.emit(
-        routedEvent(e, a, 1, { chosen: first.agent }, first.candidates, first.considered),
-        tx,
-      );
-      await this.openWait(tx, a, first.agent, 1, depth, round6(first.score));
-      await tx.query(q.insertCollaboration({ ...opening, eventId: e.event_id }));
-      requested = e;
-      return e;
-    });
+    const score1 = round6(first.score);
+    // The request, the routing and the receipt row are written with the gate's request and decision.
+    // PostgreSQL: inside the gate's decision transaction, with the wait row (other replicas must see
+    // the edge), one commit before the call. SQLite: the gate decides at once and hands its writes
+    // back (`later`); the edge is held in memory, and the writes join the commit that holds the
+    // receipt, or the one that records a job still running after its first look, or a refusal's:
+    // one commit per collaboration that is done by then (bench `agents`).
+    let deferred: ((tx: Db) => Promise<Envelope>) | undefined;
+    const flush = async (tx: Db) => {
+      const write = deferred;
+      deferred = undefined;
+      if (write) await write(tx);
+    };
+    const decision = await this.ask(
+      a,
+      first.agent,
+      async (tx) => {
+        const e = await this.d.emit(requestedEvent(a), tx);
+        await this.d.emit(
+          routedEvent(e, a, 1, { chosen: first.agent }, first.candidates, first.considered),
+          tx,
+        );
+        if (!this.inMemory) await this.openWait(tx, a, first.agent, 1, depth, score1);
+        await tx.query(q.insertCollaboration({ ...opening, eventId: e.event_id }));
+        requested = e;
+        return e;
+      },
+      undefined,
+      this.inMemory
+        ? (commit) => {
+            deferred = commit;
+          }
+        : undefined,
+    );
     if (decision.decision !== 'allow') {
-      const cause = requested;
       await this.d.db.tx(async (tx) => {
-        if (cause) {
+        await flush(tx);
+        if (requested) {
           await tx.query(q.deleteWaits(refId));
           await tx.query(q.deniedCollaboration(refId, decision.reason_code, this.d.now()));
         } else {
@@ -234,20 +285,70 @@ export class Engine {
       });
       throw denied(decision, first.agent, req.skill);
     }
-    if (!requested) throw new Error('the requested event was not recorded');
+    if (deferred) {
+      try {
+        // A cycle closed by a request that was routed while the gate decided this one.
+        this.addLocal(a, first.agent, 1, depth);
+      } catch (err) {
+        await this.d.db.tx(async (tx) => {
+          await flush(tx);
+          await tx.query(q.cycleCollaboration(refId, (err as Error).message, this.d.now()));
+        });
+        throw err;
+      }
+    } else if (!requested) throw new Error('the requested event was not recorded');
+    /** The writes the first attempt still holds back (SQLite), into `tx`; the event that caused them. */
+    const recorded = async (tx: Db): Promise<Envelope> => {
+      await flush(tx);
+      if (!requested) throw new Error('the requested event was not recorded');
+      return requested;
+    };
+    // A job still running after its first look: its wait row (SQLite: with the held-back writes).
+    const running = (n: number, agent: string, score: number, t0: number) => async (remoteTask: string) => {
+      const held = deferred;
+      try {
+        await this.d.db.tx(async (tx) => {
+          await recorded(tx);
+          if (this.inMemory && n === 1) await tx.query(this.waitRow(a, agent, n, depth, score, t0));
+          await tx.query(q.setWaitTask(refId, n, remoteTask));
+        });
+      } catch (err) {
+        // Rolled back: the held-back writes go with the receipt instead.
+        if (held) {
+          deferred = held;
+          requested = undefined;
+        }
+        throw err;
+      }
+    };
 
     const attempts: Attempt[] = [];
     const outcomes: Outcome[] = [];
-    let outcome = await this.attempt(a, first.agent, round6(first.score), attempts, outcomes);
+    let outcome = await this.attempt(
+      a,
+      first.agent,
+      score1,
+      attempts,
+      outcomes,
+      running(1, first.agent, score1, started),
+    );
     if (outcome.kind !== 'completed' && req.fallback) {
       const next = this.decide((await this.waits()).graph, a, new Set(attempts.map((t) => t.agent)));
       if (next.kind === 'chosen') {
-        const d2 = await this.ask(a, next.agent, undefined, requested);
-        const cause = requested;
+        // The fallback's decision is caused by the request: what the first attempt held back commits.
+        // With its wait row, so no sweep takes the open collaboration for abandoned meanwhile.
+        if (deferred)
+          await this.d.db.tx(async (tx) => {
+            await recorded(tx);
+            await tx.query(this.waitRow(a, first.agent, 1, depth, score1, started));
+          });
+        const cause = requested!;
+        const d2 = await this.ask(a, next.agent, undefined, cause);
         // The first attempt's wait row goes, the second's comes, with the decision: one commit.
         const opened = await this.d.db
           .tx(async (tx) => {
             await tx.query(q.deleteWaits(refId));
+            this.local.delete(`${refId}:1`);
             // The attempts so far go on the receipt: a recovery that finds the second open lists both.
             await tx.query(q.updateAttempts(refId, JSON.stringify(attempts)));
             await this.d.emit(
@@ -270,7 +371,15 @@ export class Engine {
             if (err instanceof AppError && err.code === 'COLLABORATION_CYCLE') return false;
             throw err;
           });
-        if (opened) outcome = await this.attempt(a, next.agent, round6(next.score), attempts, outcomes);
+        if (opened)
+          outcome = await this.attempt(
+            a,
+            next.agent,
+            round6(next.score),
+            attempts,
+            outcomes,
+            running(2, next.agent, round6(next.score), this.d.now()),
+          );
       }
     }
     const last = attempts[attempts.length - 1]!;
@@ -290,8 +399,8 @@ export class Engine {
       attempts,
       from_task_id: a.task?.id ?? null,
     };
-    const cause = requested;
     const moved = await this.d.db.tx(async (tx) => {
+      const cause = await recorded(tx);
       await tx.query(this.updateOf(receipt));
       await tx.query(q.deleteWaits(refId));
       const rows: [string, q.OutcomeRow][] = [];
@@ -329,6 +438,7 @@ export class Engine {
     agent: string,
     record?: (tx: Db) => Promise<Envelope>,
     cause?: Envelope,
+    later?: (commit: (tx: Db) => Promise<Envelope>) => void,
   ): Promise<GateDecision> {
     const gate = this.d.gate();
     if (!gate)
@@ -338,6 +448,7 @@ export class Engine {
       principal: a.caller,
       ...(record ? { record } : {}),
       ...(cause ? { cause } : {}),
+      ...(later ? { later } : {}),
     });
   }
 
@@ -347,6 +458,7 @@ export class Engine {
     score: number,
     attempts: Attempt[],
     outcomes: Outcome[],
+    running: (taskId: string) => Promise<void>,
   ): Promise<RemoteOutcome> {
     const agent = this.d.registry.get(agentId) as AgentRecord;
     const t0 = this.d.now();
@@ -361,7 +473,6 @@ export class Engine {
       latency_ms: null,
     };
     attempts.push(entry);
-    const n = attempts.length;
     this.d.registry.opened(agent);
     let outcome: RemoteOutcome;
     try {
@@ -376,7 +487,7 @@ export class Engine {
         // for jobs that outlast SendMessage), so a recovery can cancel it if this process dies.
         async (taskId) => {
           entry.task_id = taskId;
-          await this.d.db.query(q.setWaitTask(a.refId, n, taskId)).catch((err: unknown) => {
+          await running(taskId).catch((err: unknown) => {
             this.d.logger.warn(
               { ref_id: a.refId, err: (err as Error).message },
               'agents: the remote task id was not recorded; a recovery could not cancel it',
@@ -415,12 +526,7 @@ export class Engine {
         { skills },
       );
     }
-    if (r.kind === 'cycle')
-      return new AppError(
-        'COLLABORATION_CYCLE',
-        `refused: ${r.cycle.join(' → ')} would wait on itself; answer the request you serve instead`,
-        { cycle: r.cycle },
-      );
+    if (r.kind === 'cycle') return cycleError(r.cycle);
     const agents = this.d.registry.withSkill(skill).map((x) => ({
       id: x.id,
       status: x.status,
@@ -470,6 +576,14 @@ export function decide(
     if (node !== a.waiter && !reaching.has(node)) return undefined;
     return graph.cycleIf(a.waiter, node);
   });
+}
+
+function cycleError(cycle: readonly string[]): AppError {
+  return new AppError(
+    'COLLABORATION_CYCLE',
+    `refused: ${cycle.join(' → ')} would wait on itself; answer the request you serve instead`,
+    { cycle },
+  );
 }
 
 const round6 = (score: number) => Math.round(score * 1e6) / 1e6;

@@ -377,6 +377,16 @@ export interface OutcomeRow {
   last_seen: number | string | null;
 }
 
+/** A cycle closed while the gate decided (SQLite, collaborate.ts): the receipt row ends at once. */
+export function cycleCollaboration(refId: string, message: string, now: number): Sql {
+  return sql(
+    `UPDATE collaborations SET state = 'failed', finished_at = $2, error = $3 WHERE ref_id = $1`,
+    refId,
+    now,
+    JSON.stringify({ code: 'COLLABORATION_CYCLE', message }),
+  );
+}
+
 /** The gate refused the first attempt: the receipt row written with its decision ends at once. */
 export function deniedCollaboration(refId: string, reasonCode: string, now: number): Sql {
   return sql(
