@@ -55,6 +55,16 @@ export interface ReachDeps {
   effects?(): EffectsPort | undefined;
 }
 
+/** A finished touch's row columns: what `finishTouch` sets, or what a one-commit read inserts. */
+export interface Settled {
+  status: 'done' | 'failed';
+  response_ref: string;
+  error_code: string | null;
+  summary: string | null;
+  cost_ms: number;
+  updated_at: number;
+}
+
 /** What a run needs of the engine: its dependencies and the signal that stops every running tool. */
 export interface RunScope {
   d: ReachDeps;
@@ -70,11 +80,11 @@ export interface Run {
   requestId: string;
   cause: Cause;
   /**
-   * A one-commit read's intent, not written yet: the touch row, `agent.touch.requested` and the gate's
-   * request and decision (GateContext.later). `finish` writes it first, in the outcome's commit, and
-   * the outcome is caused by the event it returns instead of `cause`.
+   * A one-commit read's intent, not written yet: the touch row (written once, already `settled`),
+   * `agent.touch.requested` and the gate's request and decision (GateContext.later). `finish` writes
+   * it in the outcome's commit, and the outcome is caused by the event it returns instead of `cause`.
    */
-  intent?: (tx: Db) => Promise<Envelope>;
+  intent?: (tx: Db, settled: Settled) => Promise<Envelope>;
   timeoutMs: number;
   retry: number;
   o: TouchOptions;
@@ -230,25 +240,36 @@ export async function finish(
   }
   const status = response.ok ? 'done' : 'failed';
   await d.db.tx(async (tx) => {
-    const cause = intent ? await intent(tx) : r.cause;
     const sealed = await d.vault.put(JSON.stringify(response), {
       tenantId: d.tenant,
       ttlMs: d.vaultTtlMs,
       db: tx,
     });
-    const [row] = await tx.query<{ callback: string | null }>(
-      q.finishTouch({
-        tenant: d.tenant,
-        caller: c.principal.name,
-        requestId,
-        status,
-        responseRef: sealed.ref,
-        errorCode: response.error?.code ?? null,
-        summary: tool.kind === 'memory' ? null : redactText(summary, tool.redact),
-        costMs: Math.round(costMs),
-        now: d.now(),
-      }),
-    );
+    const settled: Settled = {
+      status,
+      response_ref: sealed.ref,
+      error_code: response.error?.code ?? null,
+      summary: tool.kind === 'memory' ? null : redactText(summary, tool.redact),
+      cost_ms: Math.round(costMs),
+      updated_at: d.now(),
+    };
+    let cause = r.cause;
+    let row: { callback: string | null } | undefined;
+    if (intent) cause = await intent(tx, settled);
+    else
+      [row] = await tx.query<{ callback: string | null }>(
+        q.finishTouch({
+          tenant: d.tenant,
+          caller: c.principal.name,
+          requestId,
+          status: settled.status,
+          responseRef: settled.response_ref,
+          errorCode: settled.error_code,
+          summary: settled.summary,
+          costMs: settled.cost_ms,
+          now: settled.updated_at,
+        }),
+      );
     const completed = await d.emit(
       completedEvent(cause, requestId, tool.name, tool.kind, c, response, sealed),
       tx,

@@ -10,7 +10,16 @@ import type { TouchCaller } from './port.js';
 import type { ParsedTouchRequest, TouchError, TouchResponse } from './protocol.js';
 import { failed } from './protocol.js';
 import { asyncOnly, type Tool } from './registry.js';
-import { basisOf, execute, finish, type ReachDeps, refused, type Run, type TouchOptions } from './run.js';
+import {
+  basisOf,
+  execute,
+  finish,
+  type ReachDeps,
+  refused,
+  type Run,
+  type Settled,
+  type TouchOptions,
+} from './run.js';
 import { explain, problemsLine } from './schema.js';
 import * as q from './sql.js';
 import { describeTouch } from './status.js';
@@ -167,6 +176,8 @@ export class Reach {
       const now = this.d.now();
       const intent = intentOf(tool, params, c);
       let requested: Envelope | undefined;
+      // A one-commit read's row is written once, finished (Run.intent): these columns are its outcome.
+      let settled: Settled | undefined;
       const record = async (tx: Db): Promise<Envelope> => {
         const inserted = await tx.query(
           q.insertTouch({
@@ -189,6 +200,7 @@ export class Reach {
             deadline_at: now + timeoutMs,
             expires_at: now + this.d.config.result_ttl_seconds * 1000,
             callback: req.callback ?? null,
+            ...settled,
           }),
         );
         if (inserted.length === 0) throw new Duplicate();
@@ -246,7 +258,14 @@ export class Reach {
         owner,
         requestId,
         cause,
-        ...(commit ? { intent: commit } : {}),
+        ...(commit
+          ? {
+              intent: (tx: Db, s: Settled) => {
+                settled = s;
+                return commit!(tx);
+              },
+            }
+          : {}),
         timeoutMs,
         retry: req.retry,
         o,
