@@ -15,7 +15,7 @@ import { SqliteDb } from '../src/store/sqlite.js';
 import { fmt, line } from './stats.js';
 
 /**
- * Events/s into JetStream: Switchboard's path (the bus relay queues each committed event on the `nats`
+ * Events/s into JetStream: Switchboard's path (the bus relay, pipelined as the app's, queues each committed event on the `nats`
  * topic, the pipelined NATS relay claims the topic, reads the bodies in one query per batch, builds the
  * CloudEvents and publishes them, at most one per correlation in flight and up to NATS_IN_FLIGHT in
  * all, each PubAck awaited) beside the bare client publishing the same CloudEvents with the same
@@ -95,7 +95,7 @@ export async function benchNats(): Promise<string[]> {
       // Both hops: the bus relay and the NATS relay started on the filled bus outbox; timed until the last PubAck.
       const a = await filled('both');
       const pa = await publisherFor(a.envs);
-      const busA = new Relay(a.db, a.log, { run: (loop) => startWorker(loop) });
+      const busA = new Relay(a.db, a.log, { pipeline: true, run: (loop) => startWorker(loop) });
       busA.subscribe(natsQueue(a.log));
       const natsA = natsRelay(a.db, a.log, pa);
       let t0 = performance.now();
@@ -111,7 +111,7 @@ export async function benchNats(): Promise<string[]> {
 
       // The NATS hop alone: the bus relay fills the `nats` topic first, untimed.
       const b = await filled('hop');
-      const busB = new Relay(b.db, b.log, { run: (loop) => startWorker(loop) });
+      const busB = new Relay(b.db, b.log, { pipeline: true, run: (loop) => startWorker(loop) });
       busB.subscribe(natsQueue(b.log));
       await busB.drain();
       const pb = await publisherFor(b.envs);

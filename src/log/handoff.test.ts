@@ -42,7 +42,8 @@ async function until(what: string, fn: () => boolean, ms = 5000): Promise<void> 
 const openRows = async (store: TestStore) =>
   Number((await store.db.query<{ n: number }>({ text: 'SELECT COUNT(*) AS n FROM outbox' }))[0]!.n);
 
-describe('the in-process hand-off on SQLite', () => {
+// The app's bus relay is pipelined; a relay run without `pipeline` must hand off the same way.
+describe.each([true, false])('the in-process hand-off on SQLite (pipelined: %s)', (pipeline) => {
   let store: TestStore;
   let relay: Relay | undefined;
   afterEach(async () => {
@@ -54,7 +55,7 @@ describe('the in-process hand-off on SQLite', () => {
   it('hands the events of a commit to the subscribers right after it, without a claim transaction, and acknowledges them in a batch', async () => {
     store = await freshStore('sqlite');
     const log = new EventLog(store.db, DEFAULTS);
-    relay = new Relay(store.db, log, { run: runner(), idleMs: 60_000 });
+    relay = new Relay(store.db, log, { pipeline, run: runner(), idleMs: 60_000 });
     const seen: string[] = [];
     relay.subscribe({
       name: 'tools',
@@ -80,7 +81,7 @@ describe('the in-process hand-off on SQLite', () => {
   it('keeps a correlation in order: the events behind a failed one wait for its retry through the claim path', async () => {
     store = await freshStore('sqlite');
     const log = new EventLog(store.db, DEFAULTS);
-    relay = new Relay(store.db, log, { run: runner(), idleMs: 20, maxBackoffMs: 30 });
+    relay = new Relay(store.db, log, { pipeline, run: runner(), idleMs: 20, maxBackoffMs: 30 });
     const seen: string[] = [];
     let failed = false;
     relay.subscribe({
@@ -116,7 +117,7 @@ describe('the in-process hand-off on SQLite', () => {
       accepts: () => true,
       handle: async (e: { event_id: string }) => void effects.push(e.event_id),
     };
-    const crashed = new Relay(store.db, log, { run: runner(), idleMs: 60_000 });
+    const crashed = new Relay(store.db, log, { pipeline, run: runner(), idleMs: 60_000 });
     crashed.subscribe(sub);
     crashed.start();
     const e = await log.append({ type: 'agent.tool.requested' });
@@ -124,7 +125,7 @@ describe('the in-process hand-off on SQLite', () => {
     // The process dies here: no stop(), so the row stays claimed under the hand-off's lease.
     log.setHandoff(undefined);
     expect(await openRows(store)).toBe(1);
-    const later = new Relay(store.db, log, { now: () => Date.now() + 31_000 });
+    const later = new Relay(store.db, log, { pipeline, now: () => Date.now() + 31_000 });
     later.subscribe({ ...sub, handle: async (ev) => void effects.push(`again ${ev.event_id}`) });
     await later.drain();
     expect(effects).toEqual([e.event_id]); // claimed again, and the inbox saw it was handled

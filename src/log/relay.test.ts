@@ -165,6 +165,65 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     expect(seen.length).toBe(1);
   });
 
+  it('releases a queued row whose lease runs out before its turn, and hands it out in order at the next claim', async () => {
+    store = await freshStore(dialect);
+    let clock = 7_000_000;
+    const log = new EventLog(store.db, DEFAULTS, () => clock);
+    const relay = new Relay(store.db, log, { now: () => clock, pipeline: true, leaseMs: 30_000 });
+    const seen: string[] = [];
+    relay.subscribe({
+      name: 'slow',
+      accepts: () => true,
+      handle: async (e) => {
+        seen.push(String(e.subject.action));
+        // The first one is slow: the rows claimed behind it have less than a third of their lease left.
+        if (e.subject.action === '0') clock += 25_000;
+      },
+    });
+    for (let n = 0; n < 3; n++)
+      await log.append({
+        type: 'agent.tool.requested',
+        correlation_id: 'c1',
+        subject: { action: String(n) },
+      });
+    await relay.runOnce();
+    await relay.drain();
+    expect(seen).toEqual(['0', '1', '2']);
+    expect(relay.stats().claimedRows).toBe(5); // 1 and 2 went back and were claimed again
+    expect((await store.db.query({ text: 'SELECT id FROM outbox' })).length).toBe(0);
+  });
+
+  it('runs the calls of a gathering subscriber beside each other without concurrency slots, one per correlation', async () => {
+    store = await freshStore(dialect);
+    const log = new EventLog(store.db, DEFAULTS);
+    const relay = new Relay(store.db, log, { pipeline: true, concurrency: 1 });
+    let open = 0;
+    let most = 0;
+    const order = new Map<string, string[]>();
+    relay.subscribe({
+      name: 'gathering',
+      accepts: () => true,
+      gathers: true,
+      ownsInbox: true,
+      handle: async (e) => {
+        most = Math.max(most, ++open);
+        order.set(e.correlation_id, [...(order.get(e.correlation_id) ?? []), String(e.subject.action)]);
+        await new Promise((r) => setImmediate(r));
+        open--;
+      },
+    });
+    for (let n = 0; n < 40; n++)
+      await log.append({
+        type: 'agent.tool.requested',
+        correlation_id: `c${n % 10}`,
+        subject: { action: String(n) },
+      });
+    await relay.drain();
+    expect(most).toBe(10);
+    for (let c = 0; c < 10; c++)
+      expect(order.get(`c${c}`)).toEqual([0, 1, 2, 3].map((k) => String(c + 10 * k)));
+  });
+
   it('keeps a topic of its own: its failing subscriber holds up neither the bus nor its other correlations', async () => {
     store = await freshStore(dialect);
     const log = new EventLog(store.db, DEFAULTS);

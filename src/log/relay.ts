@@ -24,6 +24,12 @@ export interface Subscriber {
    * keeps the failing subscriber's name and this, so a person knows which code to fix before a replay.
    */
   version?: string;
+  /**
+   * `handle` only adds the event to a write it shares with the calls made beside it (the NATS queue:
+   * one INSERT for every event handed out in the same turn), so a call takes no concurrency slot: a
+   * pipelined relay then runs one call per correlation it holds, and the write gathers them all.
+   */
+  gathers?: boolean;
 }
 
 /**
@@ -60,11 +66,13 @@ export interface RelayOptions {
   maxAttempts?: number;
   concurrency?: number;
   /**
-   * Pipelined (the NATS relay): a claim takes the ready rows queued behind each correlation it holds
-   * too (`claimOutboxFollowers`), every correlation's rows go to one chain that hands them out one
-   * after another, and the next claim runs while chains still work, until `batchSize × PIPELINE_DEPTH`
-   * rows are out. Up to `concurrency` subscriber calls run at once, at most one per correlation. Off:
-   * one row per correlation per claim, and a claimed batch is finished before the next claim.
+   * Pipelined (the app's bus relay and the NATS relay): a claim takes the ready rows queued behind
+   * each correlation it holds too (`claimOutboxFollowers`), every correlation's rows go to one chain
+   * that hands them out one after another, and the next claim runs while chains still work, until
+   * `batchSize × PIPELINE_DEPTH` rows are out. Up to `concurrency` subscriber calls run at once (calls
+   * of a subscriber that `gathers` take no slot), at most one per correlation. A row whose lease is
+   * running out before its turn comes is released, not handled (the next claim takes it again, in
+   * order). Off: one row per correlation per claim, and a claimed batch is finished before the next.
    */
   pipeline?: boolean;
   logger?: Logger;
@@ -92,6 +100,13 @@ export const RELAY_DEFAULTS = {
   pipeline: false,
 };
 
+/**
+ * A chained row is handled only while this share of its lease is left; past it, it is released for
+ * the next claim, so no other worker can take a row this one is about to handle (pipelined chains
+ * can be long behind a slow subscriber).
+ */
+const LEASE_GUARD = 1 / 3;
+
 /** What the relay has done since it was built (for `/metrics` and the bench). */
 export interface RelayStats {
   /** Claim transactions run (each may also carry acknowledgements). */
@@ -103,6 +118,15 @@ export interface RelayStats {
   /** Acknowledgement statements: batched deletes of handled outbox rows. */
   acks: number;
   ackedRows: number;
+}
+
+/** A row on a correlation's chain: handed off by the log, or claimed by a pipelined pass. */
+interface ChainedRow extends HandedEvent {
+  attempts: number;
+  /** When its lease runs out (a little before, for a claimed row: the lease is taken as the claim began). */
+  leaseUntil: number;
+  /** From a pipelined claim (it counts against the pipeline's room), not a hand-off. */
+  claimed: boolean;
 }
 
 interface ClaimedRow {
@@ -238,15 +262,18 @@ export class Relay {
    */
   private take(rows: HandedEvent[]): void {
     this.counts.handoffs += rows.length;
-    this.chain(rows.map((r) => ({ ...r, attempts: 0 })));
+    // The log leased them at its commit, a moment ago: counting from now errs by that moment only.
+    const leaseUntil = this.opts.now() + this.opts.leaseMs;
+    this.chain(rows.map((r) => ({ ...r, attempts: 0, leaseUntil, claimed: false })));
   }
 
   /** Appends each row to its correlation's chain (hand-offs, and a pipelined relay's claims). */
-  private chain(rows: (HandedEvent & { attempts: number })[]): void {
+  private chain(rows: ChainedRow[]): void {
     if (rows.length === 0) return;
     if (this.handing === 0) this.idle = new Promise((resolve) => (this.settle = resolve));
     for (const row of rows) {
       this.handing++;
+      if (row.claimed) this.claimedOut++;
       const key = row.envelope.correlation_id;
       const chain = this.chains.get(key) ?? { tail: Promise.resolve(), failed: false };
       const tail = chain.tail.then(() => this.handOne(row, chain));
@@ -254,6 +281,7 @@ export class Relay {
       this.chains.set(key, chain);
       void tail.finally(() => {
         if (this.chains.get(key)?.tail === tail) this.chains.delete(key);
+        if (row.claimed) this.claimedOut--;
         if (--this.handing === 0) this.settle?.();
         this.roomWaiter?.(); // the pipelined pass re-checks whether it may claim
         if (this.done.length >= ACK_CHUNK) this.worker?.wake();
@@ -261,9 +289,13 @@ export class Relay {
     }
   }
 
-  private async handOne(row: HandedEvent & { attempts: number }, chain: { failed: boolean }): Promise<void> {
-    if (chain.failed) {
-      // An earlier event of the correlation failed and waits for its retry: this one queues behind it.
+  private async handOne(row: ChainedRow, chain: { failed: boolean }): Promise<void> {
+    const expiring = row.leaseUntil - this.opts.leaseMs * LEASE_GUARD < this.opts.now();
+    if (chain.failed || expiring) {
+      // An earlier event of the correlation failed and waits for its retry, or this row's lease runs
+      // out before it could be handled: it goes back to the claim path, behind the earlier ones. The
+      // rest of the chain follows it there, so the correlation keeps its order.
+      chain.failed = true;
       await this.db
         .query(
           releaseOutboxRow({
@@ -271,7 +303,9 @@ export class Relay {
             status: 'pending',
             attempts: row.attempts,
             availableAt: this.opts.now(),
-            error: 'an earlier event of its correlation failed; relayed after it',
+            error: expiring
+              ? 'its lease ran out before its turn; relayed at the next claim'
+              : 'an earlier event of its correlation failed; relayed after it',
           }),
         )
         .catch(() => {
@@ -284,7 +318,8 @@ export class Relay {
       this.done.push(row.id);
       return;
     }
-    await this.slot();
+    const slot = this.subscribers.some((s) => !s.gathers && s.accepts(row.envelope.type));
+    if (slot) await this.slot();
     try {
       const ok = await this.process(
         {
@@ -301,8 +336,10 @@ export class Relay {
         this.worker?.wake();
       }
     } finally {
-      this.running--;
-      this.waiting.shift()?.();
+      if (slot) {
+        this.running--;
+        this.waiting.shift()?.();
+      }
     }
   }
 
@@ -339,6 +376,8 @@ export class Relay {
   }
 
   private roomWaiter: (() => void) | undefined;
+  /** Rows a pipelined claim put on chains and not finished (hand-offs are not counted: they need no room). */
+  private claimedOut = 0;
   /** Whether the last pipelined claim found a whole batch (more may be ready at once). */
   private lastFull = true;
 
@@ -352,20 +391,22 @@ export class Relay {
     // claim that found less than a batch (rows trickling in as they are queued), wait for the chains
     // to finish first, so the next claim takes what gathered meanwhile in one transaction instead of
     // one claim per wake.
-    while (this.handing > this.room - this.opts.batchSize || (!this.lastFull && this.handing > 0))
+    while (this.claimedOut > this.room - this.opts.batchSize || (!this.lastFull && this.claimedOut > 0))
       await new Promise<void>((r) => (this.roomWaiter = r));
     this.roomWaiter = undefined;
+    const leaseUntil = this.opts.now() + this.opts.leaseMs;
     const { rows, finished, more } = await this.claim();
     this.more = more;
     this.lastFull = rows.length >= this.opts.batchSize;
     if (rows.length === 0) return finished;
     const bodies = await this.log.getMany(rows.map((r) => r.event_id)).catch(() => undefined);
-    const ready: (HandedEvent & { attempts: number })[] = [];
+    const ready: ChainedRow[] = [];
     // A correlation's rows join its chain oldest first (RETURNING promises no order).
     rows.sort((a, b) => Number(a.id) - Number(b.id));
     for (const row of rows) {
       const envelope = bodies?.get(row.event_id) ?? (await this.log.get(row.event_id))?.envelope;
-      if (envelope) ready.push({ id: row.id, envelope, attempts: Number(row.attempts) });
+      if (envelope)
+        ready.push({ id: row.id, envelope, attempts: Number(row.attempts), leaseUntil, claimed: true });
       // Not in the log: process() records the failure on the row as the batch path does.
       else await this.process(row);
     }
@@ -393,7 +434,7 @@ export class Relay {
           const rows = await tx.query<ClaimedRow>(this.claimSql());
           // Pipelined: the ready rows behind the heads just taken, and behind those still out.
           if (this.opts.pipeline) {
-            const limit = this.room - this.handing - work.length - rows.length;
+            const limit = this.room - this.claimedOut - work.length - rows.length;
             if (limit > 0) rows.push(...(await tx.query<ClaimedRow>(this.followersSql(limit))));
           }
           this.counts.claimedRows += rows.length;

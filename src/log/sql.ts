@@ -264,7 +264,25 @@ export function claimOutbox(
   dialect: Dialect,
   c: { topic: string; now: number; leaseUntil: number; claimedBy: string; limit: number },
 ): Sql {
-  const lock = dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
+  if (dialect === 'sqlite') {
+    // One writer, no locks to skip: a correlation's head is the least open id of the topic, found in
+    // one pass over the open rows instead of a search of each ready row's predecessors (which walks
+    // every other topic's rows of the correlation too: the NATS topic's claim behind a bus backlog).
+    return {
+      text: `UPDATE outbox SET status = 'claimed', lease_until = $1, last_error = $2
+               WHERE id IN (
+                 SELECT o.id FROM outbox o
+                 WHERE o.id IN (SELECT min(h.id) FROM outbox h
+                                WHERE h.topic = $3 AND h.status IN ('pending', 'claimed')
+                                GROUP BY h.correlation_id)
+                   AND ((o.status = 'pending' AND o.available_at <= $4) OR (o.status = 'claimed' AND o.lease_until < $4))
+                 ORDER BY o.id LIMIT $5)
+               RETURNING id, event_id, attempts, correlation_id,
+                 (SELECT e.type FROM events e WHERE e.event_id = outbox.event_id) AS type`,
+      values: [c.leaseUntil, c.claimedBy, c.topic, c.now, c.limit],
+    };
+  }
+  const lock = 'FOR UPDATE SKIP LOCKED';
   return {
     text: `UPDATE outbox SET status = 'claimed', lease_until = $1, last_error = $2
              WHERE id IN (

@@ -88,6 +88,8 @@ export function natsQueue(log: EventLog): Subscriber {
     accepts: () => true,
     // Queued twice after a crash, an event is published twice and dropped once by the stream.
     ownsInbox: true,
+    // One INSERT takes every event handed out in a turn: the calls need no slots of the bus relay.
+    gathers: true,
     handle: (env) =>
       new Promise<void>((done, fail) => {
         if (batch.length === 0) setImmediate(flush);

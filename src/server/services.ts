@@ -56,7 +56,8 @@ export async function buildServices(config: CoreConfig, opts: BuildOptions = {})
   const metrics = new Metrics({ defaultMetrics: opts.defaultMetrics ?? true });
   const defaults = { tenant_id: config.tenant.id, environment: config.tenant.environment };
   const log = new EventLog(db, defaults, now);
-  const relay = new Relay(db, log, { logger, now, run: startWorker });
+  // Pipelined: a claim takes each correlation's queued rows too, and the next claim overlaps the handling.
+  const relay = new Relay(db, log, { logger, now, run: startWorker, pipeline: true });
   metrics.watch({ store: () => db.stats?.(), relay: () => relay.stats() });
   const keys = new KeyRing(config.auth.keys, env);
   return {
