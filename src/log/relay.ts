@@ -290,30 +290,8 @@ export class Relay {
   }
 
   private async handOne(row: ChainedRow, chain: { failed: boolean }): Promise<void> {
-    const expiring = row.leaseUntil - this.opts.leaseMs * LEASE_GUARD < this.opts.now();
-    if (chain.failed || expiring) {
-      // An earlier event of the correlation failed and waits for its retry, or this row's lease runs
-      // out before it could be handled: it goes back to the claim path, behind the earlier ones. The
-      // rest of the chain follows it there, so the correlation keeps its order.
-      chain.failed = true;
-      await this.db
-        .query(
-          releaseOutboxRow({
-            id: row.id,
-            status: 'pending',
-            attempts: row.attempts,
-            availableAt: this.opts.now(),
-            error: expiring
-              ? 'its lease ran out before its turn; relayed at the next claim'
-              : 'an earlier event of its correlation failed; relayed after it',
-          }),
-        )
-        .catch(() => {
-          // The store is down: the lease runs out and the claim takes the row (still in order).
-        });
-      this.worker?.wake();
-      return;
-    }
+    if (chain.failed)
+      return this.requeue(row, 'an earlier event of its correlation failed; relayed after it');
     if (!this.wanted(row.envelope.type)) {
       this.done.push(row.id);
       return;
@@ -321,6 +299,11 @@ export class Relay {
     const slot = this.subscribers.some((s) => !s.gathers && s.accepts(row.envelope.type));
     if (slot) await this.slot();
     try {
+      // Checked once its slot is free (the wait for one can be long): handled only with time to spare.
+      if (row.leaseUntil - this.opts.leaseMs * LEASE_GUARD < this.opts.now()) {
+        chain.failed = true; // the rest of the chain follows it to the claim path, in order
+        return await this.requeue(row, 'its lease ran out before its turn; relayed at the next claim');
+      }
       const ok = await this.process(
         {
           id: row.id,
@@ -341,6 +324,28 @@ export class Relay {
         this.waiting.shift()?.();
       }
     }
+  }
+
+  /**
+   * Puts a chained row back for the claim path, ready at once: an earlier row of its correlation failed
+   * and waits for its retry (the claim takes only a correlation's oldest open row, so this one follows
+   * it), or its lease is running out before its turn.
+   */
+  private async requeue(row: ChainedRow, why: string): Promise<void> {
+    await this.db
+      .query(
+        releaseOutboxRow({
+          id: row.id,
+          status: 'pending',
+          attempts: row.attempts,
+          availableAt: this.opts.now(),
+          error: why,
+        }),
+      )
+      .catch(() => {
+        // The store is down: the lease runs out and the claim takes the row (still in order).
+      });
+    this.worker?.wake();
   }
 
   /** At most `concurrency` hand-offs run their subscribers at once. */
