@@ -193,6 +193,32 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     expect((await store.db.query({ text: 'SELECT id FROM outbox' })).length).toBe(0);
   });
 
+  it('claims no more while a full set of claimed rows waits for a concurrency slot', async () => {
+    store = await freshStore(dialect);
+    const log = new EventLog(store.db, DEFAULTS);
+    const relay = new Relay(store.db, log, { pipeline: true, concurrency: 1, batchSize: 2 });
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const seen: string[] = [];
+    relay.subscribe({
+      name: 'slow',
+      accepts: () => true,
+      handle: async (e) => {
+        await gate;
+        seen.push(e.correlation_id);
+      },
+    });
+    for (let n = 0; n < 6; n++) await log.append({ type: 'agent.tool.requested', correlation_id: `c${n}` });
+    await relay.runOnce(); // two heads: one runs, one waits for the only slot
+    const next = relay.runOnce();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(relay.stats().claimedRows).toBe(2);
+    release();
+    await next;
+    await relay.drain();
+    expect(seen.sort()).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'c5']);
+  });
+
   it('runs the calls of a gathering subscriber beside each other without concurrency slots, one per correlation', async () => {
     store = await freshStore(dialect);
     const log = new EventLog(store.db, DEFAULTS);

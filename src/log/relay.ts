@@ -396,7 +396,13 @@ export class Relay {
     // claim that found less than a batch (rows trickling in as they are queued), wait for the chains
     // to finish first, so the next claim takes what gathered meanwhile in one transaction instead of
     // one claim per wake.
-    while (this.claimedOut > this.room - this.opts.batchSize || (!this.lastFull && this.claimedOut > 0))
+    // And while a full set of rows already waits for a concurrency slot (a slow subscriber: the bus's
+    // admission on PostgreSQL), claiming more would only queue rows until their leases run out.
+    while (
+      this.claimedOut > this.room - this.opts.batchSize ||
+      (!this.lastFull && this.claimedOut > 0) ||
+      this.waiting.length >= this.opts.concurrency
+    )
       await new Promise<void>((r) => (this.roomWaiter = r));
     this.roomWaiter = undefined;
     const leaseUntil = this.opts.now() + this.opts.leaseMs;

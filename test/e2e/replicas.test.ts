@@ -293,254 +293,277 @@ describe.runIf(await pgAvailable())('three replicas on one PostgreSQL database',
     await elsewhere.arrayBuffer();
   }, 30_000);
 
-  it('keeps every acknowledged delivery, admits and launches each once, through a follower’s and the leader’s SIGKILL', async () => {
-    const view = (r: Replica) => get<ClusterView>(`${r.url}/v1/cluster`);
-    const first = await waitFor('a leader', async () => (await view(replicas[0]!)).leader ?? undefined);
-    const byId = new Map<string, Replica>();
-    for (const r of replicas) byId.set((await view(r)).self.id, r);
-    expect(byId.size).toBe(3);
+  it(
+    'keeps every acknowledged delivery, admits and launches each once, through a follower’s and the leader’s SIGKILL',
+    async () => {
+      const view = (r: Replica) => get<ClusterView>(`${r.url}/v1/cluster`);
+      const first = await waitFor('a leader', async () => (await view(replicas[0]!)).leader ?? undefined);
+      const byId = new Map<string, Replica>();
+      for (const r of replicas) byId.set((await view(r)).self.id, r);
+      expect(byId.size).toBe(3);
 
-    // Who each replica says leads, sampled all along: a fencing token must never have two holders.
-    const holders = new Map<number, Set<string>>();
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        await Promise.all(
-          replicas
-            .filter((r) => !r.dead)
-            .map(async (r) => {
-              const v = await view(r).catch(() => undefined);
-              if (v?.self.leader && v.self.fencing_token !== null) {
-                const set = holders.get(v.self.fencing_token) ?? new Set<string>();
-                set.add(v.self.id);
-                holders.set(v.self.fencing_token, set);
-              }
-            }),
-        );
-        await sleep(150);
-      }
-    })();
+      // Who each replica says leads, sampled all along: a fencing token must never have two holders.
+      const holders = new Map<number, Set<string>>();
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          await Promise.all(
+            replicas
+              .filter((r) => !r.dead)
+              .map(async (r) => {
+                const v = await view(r).catch(() => undefined);
+                if (v?.self.leader && v.self.fencing_token !== null) {
+                  const set = holders.get(v.self.fencing_token) ?? new Set<string>();
+                  set.add(v.self.id);
+                  holders.set(v.self.fencing_token, set);
+                }
+              }),
+          );
+          await sleep(150);
+        }
+      })();
 
-    // Before the flood, a long task running on every replica: the two that die hold one each.
-    const labeled = githubExample('issues', 'labeled');
-    let held = 0;
-    const longTasks = () =>
-      check.query<{ id: string; state: string; gateway_pid: number | null; error: string | null }>({
-        text: `SELECT t.id, t.state, t.gateway_pid, t.error FROM tasks t
+      // Before the flood, a long task running on every replica: the two that die hold one each.
+      const labeled = githubExample('issues', 'labeled');
+      let held = 0;
+      const longTasks = () =>
+        check.query<{ id: string; state: string; gateway_pid: number | null; error: string | null }>({
+          text: `SELECT t.id, t.state, t.gateway_pid, t.error FROM tasks t
                JOIN ingress_runs r ON t.launch_key = r.id WHERE r.trigger_id = 'long-task'`,
-      });
-    await waitFor(
-      'a long task on each replica',
-      async () => {
-        const pids = new Set(
-          (await longTasks()).filter((t) => t.state === 'working').map((t) => Number(t.gateway_pid)),
-        );
-        if (replicas.every((r) => pids.has(r.child.pid!))) return true;
-        const d = await githubDelivery('issues', labeled, { secret: SECRET, delivery: `long-${++held}` });
-        const res = await fetch(`${replicas[held % 3]!.url}/v1/ingress/github`, {
-          method: 'POST',
-          headers: d.headers,
-          body: d.body,
         });
-        await res.arrayBuffer();
-        await sleep(300);
-        return undefined;
-      },
-      60_000,
-    );
-
-    const leader = byId.get(first.replica_id)!;
-    const follower = replicas.find((r) => r !== leader)!;
-    const acked: string[] = [];
-    const launches: string[] = [];
-    let sent = 0;
-    let turn = 0;
-    const killedPids: number[] = [];
-    const kill = (r: Replica) => {
-      killedPids.push(r.child.pid!);
-      r.child.kill('SIGKILL');
-    };
-    const issue = githubExample('issues', 'opened');
-    const push = githubExample('push');
-    const worker = async () => {
-      while (sent < FLOOD) {
-        const n = ++sent;
-        const launching = n % LAUNCH_EVERY === 0;
-        const d = await githubDelivery(launching ? 'issues' : 'push', launching ? issue : push, {
-          secret: SECRET,
-          delivery: `flood-${n}`,
-        });
-        const alive = replicas.filter((r) => !r.dead);
-        const target = alive[turn++ % alive.length]!;
-        try {
-          const res = await fetch(`${target.url}/v1/ingress/github`, {
+      await waitFor(
+        'a long task on each replica',
+        async () => {
+          const pids = new Set(
+            (await longTasks()).filter((t) => t.state === 'working').map((t) => Number(t.gateway_pid)),
+          );
+          if (replicas.every((r) => pids.has(r.child.pid!))) return true;
+          const d = await githubDelivery('issues', labeled, { secret: SECRET, delivery: `long-${++held}` });
+          const res = await fetch(`${replicas[held % 3]!.url}/v1/ingress/github`, {
             method: 'POST',
             headers: d.headers,
             body: d.body,
           });
           await res.arrayBuffer();
-          if (res.status >= 200 && res.status < 300) {
-            acked.push(d.delivery);
-            if (launching) launches.push(d.delivery);
-            if (acked.length === Math.floor(FLOOD / 3)) kill(follower);
-            if (acked.length === Math.floor((2 * FLOOD) / 3)) kill(leader);
-          }
-        } catch {
-          // The connection died with its replica: this delivery was not acknowledged.
-        }
-      }
-    };
-    const floodStarted = Date.now();
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    const floodMs = Date.now() - floodStarted;
-    process.stdout.write(`replicas e2e: flood of ${FLOOD}: ${acked.length} acknowledged in ${floodMs} ms\n`);
-    await Promise.all([follower.exited, leader.exited]);
-    expect(follower.child.signalCode).toBe('SIGKILL');
-    expect(leader.child.signalCode).toBe('SIGKILL');
-    const survivor = replicas.find((r) => !r.dead)!;
-    expect(acked.length).toBeGreaterThan(FLOOD * 0.8);
+          await sleep(300);
+          return undefined;
+        },
+        60_000,
+      );
 
-    // The survivor takes the lease once the dead leader's has run out, under the next token.
-    const next = await waitFor('the survivor to lead', async () => {
-      const v = await view(survivor);
-      const leads = v.self.leader && v.self.fencing_token! > first.fencing_token;
-      return leads && v.leader?.replica_id === v.self.id ? v : undefined;
-    });
-    expect(next.leader?.replica_id).toBe(next.self.id);
-
-    // The dead replicas' outbox claims run out after their 30 s lease; move them there, as time would.
-    const owned = killedPids.flatMap((pid) => [`claimed by ${pid}-%`, `handed off by ${pid}-%`]);
-    await check.query({
-      text: `UPDATE outbox SET lease_until = 0 WHERE status = 'claimed' AND (${owned.map((_, i) => `last_error LIKE $${i + 1}`).join(' OR ')})`,
-      values: owned,
-    });
-
-    const decisions = async () => {
-      const rows = await check.query<{ delivery_id: string; n: number }>({
-        text: `SELECT body::json->'redacted_summary'->>'delivery_id' AS delivery_id, count(*)::int AS n FROM events
-               WHERE type IN ('integration.webhook.admitted', 'integration.webhook.dropped') GROUP BY 1`,
-      });
-      return new Map(rows.map((r) => [r.delivery_id, Number(r.n)]));
-    };
-    // Counted by type (an index) while it drains; each body is read once, at the end.
-    const drainStarted = Date.now();
-    const all = await waitFor(
-      'admission to drain',
-      async () => {
-        const [n] = await check.query<{ n: number }>({
-          text: `SELECT count(*)::int AS n FROM events WHERE type IN ('integration.webhook.admitted', 'integration.webhook.dropped')`,
-        });
-        if (Number(n!.n) < acked.length) throw new Error(`${n!.n} of ${acked.length} decided`);
-        const m = await decisions();
-        const missing = acked.filter((id) => !m.has(id));
-        if (missing.length > 0) throw new Error(`${missing.length} undecided, e.g. ${missing[0]}`);
-        return m;
-      },
-      300_000,
-    );
-    const drainMs = Date.now() - drainStarted;
-    // Runs the dead replicas were launching: their 5-minute lease moved into the past too.
-    await check.query({ text: `UPDATE ingress_runs SET updated_at = 0 WHERE state = 'launching'` });
-    await waitFor(
-      'every run to be launched',
-      async () => {
-        const rows = await check.query<{ state: string; n: number }>({
-          text: `SELECT state, count(*)::int AS n FROM ingress_runs GROUP BY state`,
-        });
-        if (rows.some((r) => r.state === 'waiting' || r.state === 'launching')) {
-          const stuck = await check.query({
-            text: `SELECT id, trigger_id, state, due_at, updated_at, task_id, error FROM ingress_runs
-                   WHERE state IN ('waiting', 'launching') LIMIT 5`,
+      const leader = byId.get(first.replica_id)!;
+      const follower = replicas.find((r) => r !== leader)!;
+      const acked: string[] = [];
+      const launches: string[] = [];
+      let sent = 0;
+      let turn = 0;
+      const killedPids: number[] = [];
+      const kill = (r: Replica) => {
+        killedPids.push(r.child.pid!);
+        r.child.kill('SIGKILL');
+      };
+      const issue = githubExample('issues', 'opened');
+      const push = githubExample('push');
+      const worker = async () => {
+        while (sent < FLOOD) {
+          const n = ++sent;
+          const launching = n % LAUNCH_EVERY === 0;
+          const d = await githubDelivery(launching ? 'issues' : 'push', launching ? issue : push, {
+            secret: SECRET,
+            delivery: `flood-${n}`,
           });
-          throw new Error(`runs by state: ${JSON.stringify(rows)}; ${JSON.stringify(stuck)}`);
+          const alive = replicas.filter((r) => !r.dead);
+          const target = alive[turn++ % alive.length]!;
+          try {
+            const res = await fetch(`${target.url}/v1/ingress/github`, {
+              method: 'POST',
+              headers: d.headers,
+              body: d.body,
+            });
+            await res.arrayBuffer();
+            if (res.status >= 200 && res.status < 300) {
+              acked.push(d.delivery);
+              if (launching) launches.push(d.delivery);
+              if (acked.length === Math.floor(FLOOD / 3)) kill(follower);
+              if (acked.length === Math.floor((2 * FLOOD) / 3)) kill(leader);
+            }
+          } catch {
+            // The connection died with its replica: this delivery was not acknowledged.
+          }
         }
-        return true;
-      },
-      60_000,
-    );
-    await sleep(500);
-    const final = await decisions();
-    expect(final.size).toBeGreaterThanOrEqual(all.size);
-    for (const id of acked) expect(final.get(id), id).toBe(1);
-    for (const [id, n] of final) expect(n, id).toBe(1);
+      };
+      const floodStarted = Date.now();
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      const floodMs = Date.now() - floodStarted;
+      process.stdout.write(
+        `replicas e2e: flood of ${FLOOD}: ${acked.length} acknowledged in ${floodMs} ms\n`,
+      );
+      await Promise.all([follower.exited, leader.exited]);
+      expect(follower.child.signalCode).toBe('SIGKILL');
+      expect(leader.child.signalCode).toBe('SIGKILL');
+      const survivor = replicas.find((r) => !r.dead)!;
+      expect(acked.length).toBeGreaterThan(FLOOD * 0.8);
 
-    const stored = new Map(
-      (
-        await check.query<{ delivery_id: string; status: string }>({
-          text: "SELECT delivery_id, status FROM ingress_deliveries WHERE source = 'github'",
-        })
-      ).map((r) => [r.delivery_id, r.status]),
-    );
-    for (const id of acked) expect(stored.get(id), id).toMatch(/^(processed|failed)$/);
+      // The survivor takes the lease once the dead leader's has run out, under the next token.
+      const next = await waitFor('the survivor to lead', async () => {
+        const v = await view(survivor);
+        const leads = v.self.leader && v.self.fencing_token! > first.fencing_token;
+        return leads && v.leader?.replica_id === v.self.id ? v : undefined;
+      });
+      expect(next.leader?.replica_id).toBe(next.self.id);
 
-    // Each run of the launching trigger launched one task (its launch_key is the run's id), and only one.
-    const runs = await check.query<{ id: string; state: string; tasks: number; delivery_id: string }>({
-      text: `SELECT r.id, r.state, (SELECT count(*)::int FROM tasks t WHERE t.launch_key = r.id) AS tasks,
+      // The dead replicas' outbox claims run out after their 30 s lease; move them there, as time would.
+      const owned = killedPids.flatMap((pid) => [`claimed by ${pid}-%`, `handed off by ${pid}-%`]);
+      await check.query({
+        text: `UPDATE outbox SET lease_until = 0 WHERE status = 'claimed' AND (${owned.map((_, i) => `last_error LIKE $${i + 1}`).join(' OR ')})`,
+        values: owned,
+      });
+
+      const decisions = async () => {
+        const rows = await check.query<{ delivery_id: string; n: number }>({
+          text: `SELECT body::json->'redacted_summary'->>'delivery_id' AS delivery_id, count(*)::int AS n FROM events
+               WHERE type IN ('integration.webhook.admitted', 'integration.webhook.dropped') GROUP BY 1`,
+        });
+        return new Map(rows.map((r) => [r.delivery_id, Number(r.n)]));
+      };
+      // Counted by type (an index) while it drains; each body is read once, at the end.
+      const drainStarted = Date.now();
+      let shown = 0;
+      const all = await waitFor(
+        'admission to drain',
+        async () => {
+          // SWITCHBOARD_REPLICAS_DEBUG=1 prints the outbox by topic, status and error every 10 s of the drain.
+          if (process.env.SWITCHBOARD_REPLICAS_DEBUG && Date.now() - shown > 10_000) {
+            shown = Date.now();
+            const rows = await check.query({
+              text: `SELECT topic, status, attempts, left(coalesce(last_error, ''), 60) AS e, count(*)::int AS n,
+                          min(available_at) - $1::bigint AS avail, min(lease_until) - $1::bigint AS lease
+                   FROM outbox GROUP BY 1, 2, 3, 4 ORDER BY 5 DESC LIMIT 12`,
+              values: [Date.now()],
+            });
+            process.stdout.write(`drain +${Date.now() - drainStarted} ms: ${JSON.stringify(rows)}\n`);
+          }
+          const [n] = await check.query<{ n: number }>({
+            text: `SELECT count(*)::int AS n FROM events WHERE type IN ('integration.webhook.admitted', 'integration.webhook.dropped')`,
+          });
+          if (Number(n!.n) < acked.length) throw new Error(`${n!.n} of ${acked.length} decided`);
+          const m = await decisions();
+          const missing = acked.filter((id) => !m.has(id));
+          if (missing.length > 0) throw new Error(`${missing.length} undecided, e.g. ${missing[0]}`);
+          return m;
+        },
+        300_000,
+      );
+      const drainMs = Date.now() - drainStarted;
+      // Runs the dead replicas were launching: their 5-minute lease moved into the past too.
+      await check.query({ text: `UPDATE ingress_runs SET updated_at = 0 WHERE state = 'launching'` });
+      await waitFor(
+        'every run to be launched',
+        async () => {
+          const rows = await check.query<{ state: string; n: number }>({
+            text: `SELECT state, count(*)::int AS n FROM ingress_runs GROUP BY state`,
+          });
+          if (rows.some((r) => r.state === 'waiting' || r.state === 'launching')) {
+            const stuck = await check.query({
+              text: `SELECT id, trigger_id, state, due_at, updated_at, task_id, error FROM ingress_runs
+                   WHERE state IN ('waiting', 'launching') LIMIT 5`,
+            });
+            throw new Error(`runs by state: ${JSON.stringify(rows)}; ${JSON.stringify(stuck)}`);
+          }
+          return true;
+        },
+        // The launcher starts one run at a time (about 15/s at load average 16): a minute, or more for a big flood.
+        Math.max(60_000, FLOOD * 100),
+      );
+      const launchedMs = Date.now() - drainStarted - drainMs;
+      process.stdout.write(
+        `replicas e2e: admission drained ${drainMs} ms after the flood, every run launched ${launchedMs} ms later\n`,
+      );
+      await sleep(500);
+      const final = await decisions();
+      expect(final.size).toBeGreaterThanOrEqual(all.size);
+      for (const id of acked) expect(final.get(id), id).toBe(1);
+      for (const [id, n] of final) expect(n, id).toBe(1);
+
+      const stored = new Map(
+        (
+          await check.query<{ delivery_id: string; status: string }>({
+            text: "SELECT delivery_id, status FROM ingress_deliveries WHERE source = 'github'",
+          })
+        ).map((r) => [r.delivery_id, r.status]),
+      );
+      for (const id of acked) expect(stored.get(id), id).toMatch(/^(processed|failed)$/);
+
+      // Each run of the launching trigger launched one task (its launch_key is the run's id), and only one.
+      const runs = await check.query<{ id: string; state: string; tasks: number; delivery_id: string }>({
+        text: `SELECT r.id, r.state, (SELECT count(*)::int FROM tasks t WHERE t.launch_key = r.id) AS tasks,
                     d.delivery_id
              FROM ingress_runs r
              JOIN ingress_deliveries d ON d.event_id = r.event_id
              WHERE r.trigger_id = 'on-issue'`,
-    });
-    const runsByDelivery = new Map<string, number>();
-    for (const r of runs) {
-      expect(r.state, r.id).toMatch(/^(active|done|failed)$/);
-      if (r.state !== 'failed') expect(Number(r.tasks), r.id).toBe(1);
-      runsByDelivery.set(r.delivery_id, (runsByDelivery.get(r.delivery_id) ?? 0) + 1);
-    }
-    for (const id of launches) expect(runsByDelivery.get(id), id).toBe(1);
-    // The dead replicas' running tasks were failed by the survivor's sweep, as a restart fails them
-    // (never relaunched), and their runs ended; the survivor's own long task still runs.
-    const killed = new Set(killedPids);
-    const swept = await waitFor(
-      'the leader to fail the dead replicas’ tasks',
-      async () => {
-        const rows = await longTasks();
-        const left = rows.filter((t) => killed.has(Number(t.gateway_pid)) && t.state !== 'failed');
-        return left.length === 0 ? rows : undefined;
-      },
-      30_000,
-    );
-    for (const t of swept) {
-      if (killed.has(Number(t.gateway_pid))) expect(t.error, t.id).toBe('gateway replica died');
-      else if (Number(t.gateway_pid) === survivor.child.pid) expect(t.state, t.id).toBe('working');
-    }
-    const longRuns = await check.query<{ state: string; gateway_pid: number | null; n: number }>({
-      text: `SELECT r.state, t.gateway_pid, count(*)::int AS n FROM ingress_runs r
+      });
+      const runsByDelivery = new Map<string, number>();
+      for (const r of runs) {
+        expect(r.state, r.id).toMatch(/^(active|done|failed)$/);
+        if (r.state !== 'failed') expect(Number(r.tasks), r.id).toBe(1);
+        runsByDelivery.set(r.delivery_id, (runsByDelivery.get(r.delivery_id) ?? 0) + 1);
+      }
+      for (const id of launches) expect(runsByDelivery.get(id), id).toBe(1);
+      // The dead replicas' running tasks were failed by the survivor's sweep, as a restart fails them
+      // (never relaunched), and their runs ended; the survivor's own long task still runs.
+      const killed = new Set(killedPids);
+      const swept = await waitFor(
+        'the leader to fail the dead replicas’ tasks',
+        async () => {
+          const rows = await longTasks();
+          const left = rows.filter((t) => killed.has(Number(t.gateway_pid)) && t.state !== 'failed');
+          return left.length === 0 ? rows : undefined;
+        },
+        30_000,
+      );
+      for (const t of swept) {
+        if (killed.has(Number(t.gateway_pid))) expect(t.error, t.id).toBe('gateway replica died');
+        else if (Number(t.gateway_pid) === survivor.child.pid) expect(t.state, t.id).toBe('working');
+      }
+      const longRuns = await check.query<{ state: string; gateway_pid: number | null; n: number }>({
+        text: `SELECT r.state, t.gateway_pid, count(*)::int AS n FROM ingress_runs r
              JOIN tasks t ON t.launch_key = r.id WHERE r.trigger_id = 'long-task' GROUP BY 1, 2`,
-    });
-    for (const r of longRuns)
-      if (killed.has(Number(r.gateway_pid))) expect(r.state, JSON.stringify(r)).not.toBe('active');
-    const [submitted] = await check.query<{ n: number }>({
-      text: `SELECT count(*)::int AS n FROM events WHERE type = 'agent.task.submitted'`,
-    });
-    const [tasks] = await check.query<{ n: number }>({
-      text: 'SELECT count(*)::int AS n FROM tasks WHERE launch_key IS NOT NULL',
-    });
-    expect(Number(submitted!.n)).toBe(Number(tasks!.n));
+      });
+      for (const r of longRuns)
+        if (killed.has(Number(r.gateway_pid))) expect(r.state, JSON.stringify(r)).not.toBe('active');
+      const [submitted] = await check.query<{ n: number }>({
+        text: `SELECT count(*)::int AS n FROM events WHERE type = 'agent.task.submitted'`,
+      });
+      const [tasks] = await check.query<{ n: number }>({
+        text: 'SELECT count(*)::int AS n FROM tasks WHERE launch_key IS NOT NULL',
+      });
+      expect(Number(submitted!.n)).toBe(Number(tasks!.n));
 
-    // One leader at a time: every token had one holder, as sampled and as recorded.
-    sampling = false;
-    await sampler;
-    for (const [token, ids] of holders) expect([...ids], `token ${token}`).toHaveLength(1);
-    const terms = await check.query<{ token: number; replica_id: string }>({
-      text: 'SELECT token, replica_id FROM cluster_terms ORDER BY token',
-    });
-    expect(terms.map((t) => Number(t.token))).toEqual(terms.map((_, i) => i + 1));
-    for (const [token, ids] of holders)
-      expect(terms.find((t) => Number(t.token) === token)?.replica_id).toBe([...ids][0]);
-    expect(terms.at(-1)!.replica_id).toBe(next.self.id);
+      // One leader at a time: every token had one holder, as sampled and as recorded.
+      sampling = false;
+      await sampler;
+      for (const [token, ids] of holders) expect([...ids], `token ${token}`).toHaveLength(1);
+      const terms = await check.query<{ token: number; replica_id: string }>({
+        text: 'SELECT token, replica_id FROM cluster_terms ORDER BY token',
+      });
+      expect(terms.map((t) => Number(t.token))).toEqual(terms.map((_, i) => i + 1));
+      for (const [token, ids] of holders)
+        expect(terms.find((t) => Number(t.token) === token)?.replica_id).toBe([...ids][0]);
+      expect(terms.at(-1)!.replica_id).toBe(next.self.id);
 
-    survivor.child.kill('SIGTERM');
-    await survivor.exited;
-    const audit = spawnSync(process.execPath, [CLI, 'audit', 'verify'], {
-      cwd: dirs[0]!,
-      env: { ...ENV, ...env },
-      encoding: 'utf8',
-    });
-    expect(audit.stderr).toBe('');
-    expect(audit.status).toBe(0);
-    process.stdout.write(
-      `replicas e2e: ${acked.length}/${FLOOD} acknowledged in ${floodMs} ms across 3 replicas (2 SIGKILLed), admission drained ${drainMs} ms later, ${launches.length} launches, ${terms.length} terms\n`,
-    );
-  }, 900_000);
+      survivor.child.kill('SIGTERM');
+      await survivor.exited;
+      const audit = spawnSync(process.execPath, [CLI, 'audit', 'verify'], {
+        cwd: dirs[0]!,
+        env: { ...ENV, ...env },
+        encoding: 'utf8',
+      });
+      expect(audit.stderr).toBe('');
+      expect(audit.status).toBe(0);
+      process.stdout.write(
+        `replicas e2e: ${acked.length}/${FLOOD} acknowledged in ${floodMs} ms across 3 replicas (2 SIGKILLed), admission drained ${drainMs} ms later, runs launched ${launchedMs} ms after that, ${launches.length} launches, ${terms.length} terms\n`,
+      );
+    },
+    Math.max(900_000, FLOOD * 300),
+  );
 });
