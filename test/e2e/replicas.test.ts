@@ -60,7 +60,7 @@ triggers:
   - id: long-task
     source: github
     when: 'event.name == "issues" && payload.action == "labeled"'
-    action: { type: command, command: ['${process.execPath}', '-e', '${HOLD_WHILE_PARENT_LIVES}'], max_runtime_seconds: 600 }
+    action: { type: command, command: ['${process.execPath}', '-e', '${HOLD_WHILE_PARENT_LIVES}'], max_runtime_seconds: 3600 }
 rules:
   - id: deploys-need-a-person
     when: 'tool == "Bash" && input.command.startsWith("deploy")'
