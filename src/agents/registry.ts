@@ -148,12 +148,13 @@ export class Registry {
   /**
    * The shared state as the store holds it (every replica's heartbeats and outcomes, and the calls
    * open to the agent from all of them): it replaces this replica's copy. A heartbeat heard here after
-   * the read keeps its later `last_seen`.
+   * the read keeps its later `last_seen`. `keepOpen` (SQLite, one gateway): this process's count of
+   * open calls is the whole of it, and a job done by its first look never had a row to count.
    */
-  applyState(a: AgentRecord, row: AgentStateRow): void {
+  applyState(a: AgentRecord, row: AgentStateRow, keepOpen = false): void {
     a.status = row.status === 'down' ? 'down' : 'up';
     a.reportedLoad = Number(row.load);
-    a.open = Number(row.open);
+    if (!keepOpen) a.open = Number(row.open);
     a.load = a.reportedLoad + a.open;
     a.weight = Number(row.weight);
     a.successEwma = Number(row.success_ewma);

@@ -103,7 +103,7 @@ export class RegistrySync {
           continue;
         }
       }
-      registry.applyState(a, row);
+      registry.applyState(a, row, db.dialect === 'sqlite');
     }
     if (++this.passes % SWEEP_EVERY === 0) await this.d.sweep();
   }
