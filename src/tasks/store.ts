@@ -52,9 +52,16 @@ export class TaskStore {
   }
 
   /** Records a new task as `submitted` with its `agent.task.submitted` event. */
-  async submit(req: LaunchRequest, action: StoredAction, limits: Limits, id?: string): Promise<q.TaskRow> {
+  async submit(
+    req: LaunchRequest,
+    action: StoredAction,
+    limits: Limits,
+    id?: string,
+    /** The caller's transaction (a prepared launch), with the spawn mark written in it too. */
+    within?: Db,
+  ): Promise<q.TaskRow> {
     const cause = req.cause;
-    return this.deps.db.tx(async (tx) => {
+    return (within ?? this.deps.db).tx(async (tx) => {
       const row = await one<q.TaskRow>(
         tx,
         q.insertTask(
@@ -93,6 +100,7 @@ export class TaskStore {
       }
       const summary = action.type === 'notify' ? { channels: action.channels } : {};
       await this.deps.emit(taskEvent(row, 'agent.task.submitted', summary), tx);
+      if (within) await tx.query(q.markSpawn(row.id, this.deps.now()));
       return row;
     });
   }
@@ -105,10 +113,14 @@ export class TaskStore {
     set: q.TransitionSet,
     summary: Record<string, unknown>,
     db: Db = this.deps.db,
+    /** The launcher's record of the change, in its transaction (`LaunchRequest.changed`). */
+    changed?: (tx: Db, event: Envelope) => Promise<void>,
   ): Promise<q.TaskRow | undefined> {
     return db.tx(async (tx) => {
       const row = await one<q.TaskRow>(tx, q.transition(id, from, to, this.deps.now(), set));
-      if (row) await this.deps.emit(taskEvent(row, type, summary), tx);
+      if (!row) return row;
+      const event = await this.deps.emit(taskEvent(row, type, summary), tx);
+      await changed?.(tx, event);
       return row;
     });
   }
@@ -120,10 +132,12 @@ export class TaskStore {
     exitCode: number | null = null,
     /** More facts for the event's summary (an `http` action's `blocked_reason`). */
     facts: Record<string, unknown> = {},
+    changed?: (tx: Db, event: Envelope) => Promise<void>,
   ): Promise<q.TaskRow | undefined> {
     const set: q.TransitionSet =
       exitCode === null ? { error: reason } : { error: reason, exit_code: exitCode };
-    return this.move(id, from, 'failed', 'agent.task.failed', set, { reason, exit_code: exitCode, ...facts });
+    const summary = { reason, exit_code: exitCode, ...facts };
+    return this.move(id, from, 'failed', 'agent.task.failed', set, summary, this.deps.db, changed);
   }
 
   async touch(
