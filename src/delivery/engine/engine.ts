@@ -94,6 +94,16 @@ function senderKind(sender: DynamicSender): Pick<AnyChannelKind, 'send' | 'verdi
   };
 }
 
+/** What a claim took, before its commit: the rows to send, and what the commit must be followed by. */
+interface Claimed {
+  ready: Prepared[];
+  /** The claim took a whole batch: more rows may be due now. */
+  full: boolean;
+  /** Rows no attempt can send (revoked channel, unknown channel, bad JSON): settled after the commit. */
+  refused: Finished[];
+  restored: EnvelopeInput[];
+}
+
 interface Prepared {
   row: q.DeliveryRow;
   kind: Pick<AnyChannelKind, 'send' | 'verdict'>;
@@ -134,7 +144,7 @@ export class DeliveryEngine {
       backoff: { minMs: this.pollMs, maxMs: Math.max(this.pollMs, ENGINE_DEFAULTS.maxBackoffMs), factor: 2 },
       // A claim short of a batch left nothing due behind it: rows enqueued since then wake a lane
       // themselves, so claiming again at once would only find nothing.
-      tick: async () => (await this.pass()).full,
+      tick: async (signal) => (await this.pass(signal)).full,
       onError: (err, retryInMs) =>
         this.o.logger?.error({ err, retryInMs }, 'delivery pass failed; retrying after a back-off'),
     };
@@ -177,22 +187,40 @@ export class DeliveryEngine {
 
   /** One pass: sweep expired leases (at most once a second), claim, send, record. Returns rows claimed. */
   async runOnce(): Promise<number> {
-    return (await this.pass()).sent;
+    return (await this.pass(undefined, true)).sent;
   }
 
-  /** `full`: the claim took a whole batch, so more rows may be due right now. */
-  private async pass(): Promise<{ sent: number; full: boolean }> {
-    const now = this.o.now();
-    if (now - this.lastSweep >= ENGINE_DEFAULTS.sweepEveryMs) {
-      this.lastSweep = now;
-      await this.sweep(now);
+  /**
+   * `full`: the last claim took a whole batch, so more rows may be due right now. `once`: one batch
+   * only (`runOnce`), its settle in a transaction of its own.
+   */
+  private async pass(signal?: AbortSignal, once = false): Promise<{ sent: number; full: boolean }> {
+    await this.sweepIfDue();
+    let { prepared, full } = await this.claim(this.o.now());
+    let sent = 0;
+    while (prepared.length > 0) {
+      sent += prepared.length;
+      const sends = prepared.map((p) => this.send(p));
+      const finished = (await Promise.all(sends)).filter((f): f is Finished => f !== undefined);
+      // A full batch left more due behind it (a backlog): its settle and the next batch's claim share
+      // one transaction, so a lane pays one commit per batch instead of two. Not while stopping: rows
+      // claimed then would wait for their lease to run out.
+      if (!full || once || signal?.aborted) {
+        if (finished.length > 0) await this.complete(finished);
+        break;
+      }
+      ({ prepared, full } = await this.complete(finished, true));
+      // A lane may stay in this loop for a whole backlog: expired leases are still swept once a second.
+      await this.sweepIfDue();
     }
-    const { prepared, full } = await this.claim(now);
-    if (prepared.length === 0) return { sent: 0, full };
-    const sends = prepared.map((p) => this.send(p));
-    const finished = (await Promise.all(sends)).filter((f): f is Finished => f !== undefined);
-    if (finished.length > 0) await this.complete(finished);
-    return { sent: prepared.length, full };
+    return { sent, full };
+  }
+
+  private async sweepIfDue(): Promise<void> {
+    const now = this.o.now();
+    if (now - this.lastSweep < ENGINE_DEFAULTS.sweepEveryMs) return;
+    this.lastSweep = now;
+    await this.sweep(now);
   }
 
   private async sweep(now: number): Promise<void> {
@@ -235,11 +263,23 @@ export class DeliveryEngine {
 
   /** Claims a batch and admits it per destination, in one transaction. */
   private async claim(now: number): Promise<{ prepared: Prepared[]; full: boolean }> {
+    const claimed = await this.o.db.tx((tx) => this.claimIn(tx, now));
+    return this.claimed(claimed);
+  }
+
+  /** After the claim's commit: its restored-channel events announced, its refused rows settled. */
+  private async claimed(c: Claimed): Promise<{ prepared: Prepared[]; full: boolean }> {
+    if (c.restored.length > 0) this.appended(c.restored.map((e) => e.type));
+    if (c.refused.length > 0) await this.complete(c.refused);
+    return { prepared: c.ready, full: c.full };
+  }
+
+  private async claimIn(tx: Db, now: number): Promise<Claimed> {
     const channels = this.o.channels();
     const refused: Finished[] = [];
     const restored: EnvelopeInput[] = [];
     let full = false;
-    const prepared = await this.o.db.tx(async (tx) => {
+    const prepared = await (async () => {
       const lease = now + this.leaseMs;
       const rows = await tx.query<q.DeliveryRow>(q.claimDue(tx.dialect, now, lease, this.batchSize, 1));
       if (rows.length < this.batchSize) {
@@ -324,10 +364,8 @@ export class DeliveryEngine {
       }
       if (restored.length > 0) await this.o.log.appendMany(restored, tx);
       return ready;
-    });
-    if (restored.length > 0) this.appended(restored.map((e) => e.type));
-    if (refused.length > 0) await this.complete(refused);
-    return { prepared, full };
+    })();
+    return { ready: prepared, full, refused, restored };
   }
 
   private channelConfig(
@@ -393,11 +431,21 @@ export class DeliveryEngine {
   }
 
   /** Rows, endpoint states and attempt events of a batch, in one transaction. */
-  private async complete(batch: Finished[]): Promise<void> {
+  private async complete(batch: Finished[]): Promise<undefined>;
+  /** With `claimNext`, the next batch is claimed in the same transaction (a backlog: see `pass`). */
+  private async complete(
+    batch: Finished[],
+    claimNext: true,
+  ): Promise<{ prepared: Prepared[]; full: boolean }>;
+  private async complete(
+    batch: Finished[],
+    claimNext?: true,
+  ): Promise<undefined | { prepared: Prepared[]; full: boolean }> {
     const now = this.o.now();
     const types: string[] = [];
     const levels = new Map<string, number>();
     const effects = this.o.effects?.();
+    let next: Claimed | undefined;
     await this.o.db.tx(async (tx) => {
       const inputs: EnvelopeInput[] = [];
       const finished: Parameters<typeof q.finishDeliveries>[0][number][] = [];
@@ -478,9 +526,11 @@ export class DeliveryEngine {
       }
       await this.o.log.appendMany(inputs, tx);
       for (const i of inputs) types.push(i.type);
+      if (claimNext) next = await this.claimIn(tx, now);
     });
     for (const [dest, level] of levels) this.o.metrics?.breaker.set({ destination: dest }, level);
     this.appended(types);
+    return next ? this.claimed(next) : undefined;
   }
 
   private async loadEndpoint(tx: Db, dest: string, now: number): Promise<EndpointState> {
