@@ -100,6 +100,8 @@ export class Kernel {
   readonly ports = new PortRegistry();
   private readonly deps = new Map<Module, AnyDeps>();
   private started: Module[] = [];
+  /** Undoes of the modules' `outboxTopics`, for stop. */
+  private readonly unqueue: (() => void)[] = [];
   private readonly running = new Map<Module, Worker[]>();
 
   constructor(
@@ -129,6 +131,9 @@ export class Kernel {
   }
 
   async start(): Promise<void> {
+    for (const m of this.modules)
+      for (const topic of m.outboxTopics?.(this.deps.get(m)!) ?? [])
+        this.unqueue.push(this.services.log.alsoQueue(topic));
     for (const m of this.modules) {
       const deps = this.deps.get(m)!;
       await m.start?.(deps);
@@ -162,6 +167,7 @@ export class Kernel {
       await m.stop?.();
     }
     this.started = [];
+    for (const undo of this.unqueue.splice(0)) undo();
   }
 
   /** Why modules are not ready, one line each (`gate: no policy loaded: …`). */

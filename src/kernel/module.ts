@@ -109,6 +109,12 @@ export interface Module<
   migrations?: MigrationFolder;
   routes?(app: App, deps: Deps<R, C>): void;
   start?(deps: Deps<R, C>): Promise<void> | void;
+  /**
+   * Outbox topics besides the bus that every event appended from the kernel's start on is queued on,
+   * in the append's own transaction (`EventLog.alsoQueue`), for a relay the module runs itself: taken
+   * before any module starts, so no start-up event is missed.
+   */
+  outboxTopics?(deps: Deps<R, C>): string[];
   /** Relay subscribers, taken after `start` (they may close over what it built). */
   subscribers?(deps: Deps<R, C>): Subscriber[];
   /** Background loops, taken after `start`: the kernel runs each as a worker and stops it before `stop`. */

@@ -74,6 +74,8 @@ export interface DeadOutboxView {
 export class EventLog {
   private readonly listeners = new Set<() => void>();
   private handoff: Handoff | undefined;
+  /** Topics besides the bus that every appended event is queued on, in the append's own transaction. */
+  private readonly topics: string[] = [];
   /** Events appended in a transaction that has not reached its end yet, by the transaction's port. */
   private readonly pending = new WeakMap<Db, Envelope[]>();
 
@@ -87,6 +89,20 @@ export class EventLog {
   onAppend(fn: () => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
+  }
+
+  /**
+   * From now on every appended event also gets an outbox row on `topic`, written with the event (one
+   * transaction), for a relay of its own (the NATS publisher, registered before any module starts:
+   * `Module.outboxTopics`). Returns the undo.
+   */
+  alsoQueue(topic: string): () => void {
+    if (topic === BUS_TOPIC) throw new Error(`topic ${BUS_TOPIC} is always written`);
+    if (!this.topics.includes(topic)) this.topics.push(topic);
+    return () => {
+      const i = this.topics.indexOf(topic);
+      if (i >= 0) this.topics.splice(i, 1);
+    };
   }
 
   /** Set by the relay while it runs in this process (SQLite only); undefined turns the hand-off off. */
@@ -198,12 +214,13 @@ export class EventLog {
           else queued++;
         }
       }
+      await this.queueTopics(envelopes, tx, now);
       await tx.query(q.updateHead(seq, hash));
     };
     const committed = () => {
       if (handed.length > 0) handoff!.take([...handed]);
       // Rows written `pending` need the relay's claim; handed-off ones do not.
-      if (queued > 0 || !handoff) this.notify();
+      if (queued > 0 || !handoff || this.topics.length > 0) this.notify();
     };
     if (db.inTransaction) {
       await write(db);
@@ -216,21 +233,39 @@ export class EventLog {
   }
 
   private async appendPostgres(envelopes: Envelope[], now: number, db: Db): Promise<void> {
-    // One statement is atomic on its own, and inside a caller's transaction it simply joins it.
-    for (let i = 0; i < envelopes.length; i += PG_APPEND_CHUNK) {
-      const rows = await db.query(
-        q.appendPg(
-          envelopes
-            .slice(i, i + PG_APPEND_CHUNK)
-            .map((env) => ({ ...eventColumns(env), body: canonicalJson(env) })),
-          now,
-          BUS_TOPIC,
-        ),
-      );
-      if (rows.length !== 1) throw new Error('log_head row is missing: the store was not migrated');
-    }
+    // One statement is atomic on its own, and inside a caller's transaction it simply joins it; the
+    // other topics' rows need a transaction around both.
+    const run = async (tx: Db) => {
+      for (let i = 0; i < envelopes.length; i += PG_APPEND_CHUNK) {
+        const rows = await tx.query(
+          q.appendPg(
+            envelopes
+              .slice(i, i + PG_APPEND_CHUNK)
+              .map((env) => ({ ...eventColumns(env), body: canonicalJson(env) })),
+            now,
+            BUS_TOPIC,
+          ),
+        );
+        if (rows.length !== 1) throw new Error('log_head row is missing: the store was not migrated');
+      }
+      await this.queueTopics(envelopes, tx, now);
+    };
+    if (this.topics.length === 0 || db.inTransaction) await run(db);
+    else await db.tx(run);
     if (db.inTransaction) db.afterCommit(() => this.notify());
     else this.notify();
+  }
+
+  /** The rows of `alsoQueue`'s topics for `envelopes`, in their order, into the append's transaction. */
+  private async queueTopics(envelopes: readonly Envelope[], tx: Db, now: number): Promise<void> {
+    for (const topic of this.topics) {
+      for (let i = 0; i < envelopes.length; i += ENQUEUE_CHUNK) {
+        const rows = envelopes
+          .slice(i, i + ENQUEUE_CHUNK)
+          .map((e) => ({ eventId: e.event_id, correlationId: e.correlation_id }));
+        await tx.query(q.insertOutboxMany(rows, topic, now));
+      }
+    }
   }
 
   /**

@@ -1,16 +1,13 @@
 import { defineModule, type Deps } from '../kernel/module.js';
 import { startWorker } from '../kernel/worker.js';
 import type { Logger } from 'pino';
-import { type EventLog, Relay, type Subscriber } from '../log/index.js';
+import { type EventLog, Relay } from '../log/index.js';
 import type { Db } from '../store/port.js';
-import type { Envelope } from '../envelope/index.js';
 import { natsConfigSchema } from './config.js';
 import { NatsPublisher } from './publisher.js';
 
-/** The outbox topic the NATS relay claims: every event the bus relay hands over is queued on it once. */
+/** The outbox topic the NATS relay claims: every appended event is queued on it once, by its append. */
 export const NATS_TOPIC = 'nats';
-/** The bus subscriber that queues events for NATS (its name keys nothing: it owns no inbox). */
-export const NATS_SUBSCRIBER = 'nats';
 /**
  * Retries of a NATS that is down come at most this far apart, so publishing resumes within seconds of
  * its return; each try fails at once while the client knows the connection is down.
@@ -59,53 +56,15 @@ export function natsRelay(
   return relay;
 }
 
-/**
- * The bus subscriber that queues every event on the `nats` topic. The events the relay hands over
- * side by side (up to its concurrency) are written in one statement: each call resolves when the
- * statement holding its event has run, so the bus row is finished only once its `nats` row exists.
- */
-export function natsQueue(log: EventLog): Subscriber {
-  let batch: { env: Envelope; done: () => void; fail: (err: unknown) => void }[] = [];
-  const flush = () => {
-    const taken = batch;
-    batch = [];
-    log
-      .enqueue(
-        taken.map((b) => b.env),
-        NATS_TOPIC,
-      )
-      .then(
-        () => {
-          for (const b of taken) b.done();
-        },
-        (err: unknown) => {
-          for (const b of taken) b.fail(err);
-        },
-      );
-  };
-  return {
-    name: NATS_SUBSCRIBER,
-    accepts: () => true,
-    // Queued twice after a crash, an event is published twice and dropped once by the stream.
-    ownsInbox: true,
-    // One INSERT takes every event handed out in a turn: the calls need no slots of the bus relay.
-    gathers: true,
-    handle: (env) =>
-      new Promise<void>((done, fail) => {
-        if (batch.length === 0) setImmediate(flush);
-        batch.push({ env, done, fail });
-      }),
-  };
-}
-
 type NatsDeps = Deps<Record<never, never>, typeof sections>;
 
 /**
  * `nats:` — every committed event as a structured-mode CloudEvent on `<subject_prefix>.<type>`, with
- * `Nats-Msg-Id` = event id. Two hops, each through the outbox: a bus subscriber queues the event on
- * the `nats` topic (a database write, never failing on NATS), and this module's own relay publishes
- * that topic in order per correlation and retries it without limit. NATS down holds up only the `nats`
- * topic: the bus's other subscribers go on, nothing is parked as dead, and /readyz says `degraded`.
+ * `Nats-Msg-Id` = event id. One hop through the outbox: the append that commits an event also writes
+ * its row on the `nats` topic (`outboxTopics`, the same transaction, so no start-up event is missed and
+ * a crash loses none), and this module's own relay publishes that topic in order per correlation and
+ * retries it without limit. NATS down holds up only the `nats` topic: the bus's subscribers go on,
+ * nothing is parked as dead, and /readyz says `degraded`.
  */
 export function natsModule(opts: { env?: NodeJS.ProcessEnv } = {}) {
   let publisher: NatsPublisher | undefined;
@@ -134,10 +93,8 @@ export function natsModule(opts: { env?: NodeJS.ProcessEnv } = {}) {
       publisher = p;
       relay = r;
     },
-    subscribers(deps: NatsDeps): Subscriber[] {
-      if (!deps.config.nats) return [];
-      return [natsQueue(deps.log)];
-    },
+    // Every event is queued on the `nats` topic by its own append: one hop, no bus subscriber.
+    outboxTopics: (deps: NatsDeps) => (deps.config.nats ? [NATS_TOPIC] : []),
     async stop() {
       await relay?.stop();
       await publisher?.close();
