@@ -219,37 +219,6 @@ describe.each(DIALECTS)('outbox relay on %s', (dialect) => {
     expect(seen.sort()).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'c5']);
   });
 
-  it('runs the calls of a gathering subscriber beside each other without concurrency slots, one per correlation', async () => {
-    store = await freshStore(dialect);
-    const log = new EventLog(store.db, DEFAULTS);
-    const relay = new Relay(store.db, log, { pipeline: true, concurrency: 1 });
-    let open = 0;
-    let most = 0;
-    const order = new Map<string, string[]>();
-    relay.subscribe({
-      name: 'gathering',
-      accepts: () => true,
-      gathers: true,
-      ownsInbox: true,
-      handle: async (e) => {
-        most = Math.max(most, ++open);
-        order.set(e.correlation_id, [...(order.get(e.correlation_id) ?? []), String(e.subject.action)]);
-        await new Promise((r) => setImmediate(r));
-        open--;
-      },
-    });
-    for (let n = 0; n < 40; n++)
-      await log.append({
-        type: 'agent.tool.requested',
-        correlation_id: `c${n % 10}`,
-        subject: { action: String(n) },
-      });
-    await relay.drain();
-    expect(most).toBe(10);
-    for (let c = 0; c < 10; c++)
-      expect(order.get(`c${c}`)).toEqual([0, 1, 2, 3].map((k) => String(c + 10 * k)));
-  });
-
   it('keeps a topic of its own: its failing subscriber holds up neither the bus nor its other correlations', async () => {
     store = await freshStore(dialect);
     const log = new EventLog(store.db, DEFAULTS);

@@ -24,12 +24,6 @@ export interface Subscriber {
    * keeps the failing subscriber's name and this, so a person knows which code to fix before a replay.
    */
   version?: string;
-  /**
-   * `handle` only adds the event to a write it shares with the calls made beside it (the NATS queue:
-   * one INSERT for every event handed out in the same turn), so a call takes no concurrency slot: a
-   * pipelined relay then runs one call per correlation it holds, and the write gathers them all.
-   */
-  gathers?: boolean;
 }
 
 /**
@@ -69,8 +63,8 @@ export interface RelayOptions {
    * Pipelined (the app's bus relay and the NATS relay): a claim takes the ready rows queued behind
    * each correlation it holds too (`claimOutboxFollowers`), every correlation's rows go to one chain
    * that hands them out one after another, and the next claim runs while chains still work, until
-   * `batchSize × PIPELINE_DEPTH` rows are out. Up to `concurrency` subscriber calls run at once (calls
-   * of a subscriber that `gathers` take no slot), at most one per correlation. A row whose lease is
+   * `batchSize × PIPELINE_DEPTH` rows are out. Up to `concurrency` subscriber calls run at once, at
+   * most one per correlation. A row whose lease is
    * running out before its turn comes is released, not handled (the next claim takes it again, in
    * order). Off: one row per correlation per claim, and a claimed batch is finished before the next.
    */
@@ -296,7 +290,7 @@ export class Relay {
       this.done.push(row.id);
       return;
     }
-    const slot = this.subscribers.some((s) => !s.gathers && s.accepts(row.envelope.type));
+    const slot = this.subscribers.some((s) => s.accepts(row.envelope.type));
     if (slot) await this.slot();
     try {
       // Checked once its slot is free (the wait for one can be long): handled only with time to spare.
