@@ -132,7 +132,7 @@ describe.each(await dialects())('the A2A task state machine on %s', (dialect) =>
     expect(recorded).toBe(pushes[0]!.by === 'record');
   });
 
-  it("never lets an SDK save change a stored task's state: end it, swap its end, reopen it", async () => {
+  it('never lets an SDK save end a task, swap its end, or reopen it', async () => {
     store = await freshStore(dialect);
     const db = store.db;
     await workingTask(db, 'a2a-save');
@@ -152,12 +152,15 @@ describe.each(await dialects())('the A2A task state machine on %s', (dialect) =>
     const stored = async () => (await db.query<q.A2ATaskRow>(q.selectTask('a2a-save')))[0]!.state;
     await db.query(as(TaskState.TASK_STATE_CANCELED));
     expect(await stored()).toBe('TASK_STATE_WORKING');
-    await db.query(as(TaskState.TASK_STATE_SUBMITTED));
-    expect(await stored()).toBe('TASK_STATE_WORKING');
+    await db.query(as(TaskState.TASK_STATE_INPUT_REQUIRED));
+    expect(await stored()).toBe('TASK_STATE_INPUT_REQUIRED');
     await db.query(
       q.changeTask(
         row.id,
-        { state: 'TASK_STATE_WORKING', task: row.task },
+        {
+          state: 'TASK_STATE_INPUT_REQUIRED',
+          task: (await db.query<q.A2ATaskRow>(q.selectTask(row.id)))[0]!.task,
+        },
         { state: 'TASK_STATE_COMPLETED', task: row.task },
         6,
       ),

@@ -12,7 +12,7 @@ import type { Envelope, EnvelopeInput } from '../envelope/index.js';
 import type { Principal } from '../kernel/module.js';
 import type { Vault } from '../log/vault.js';
 import type { Db } from '../store/port.js';
-import type { PreparedLaunch, TaskService } from '../tasks/port.js';
+import type { TaskService } from '../tasks/port.js';
 import type { A2ASkill } from './config.js';
 import { isTerminal } from './states.js';
 import { AGENT_EXITED } from './subscriber.js';
@@ -87,11 +87,6 @@ export interface ExecutorDeps {
   takeInlinePush?(key: string): ((tx: Db, taskId: string) => Promise<void>) | undefined;
   /** Records an end with no task event behind it, with its event and terminal push (`record.ts`). */
   end(taskId: string, end: OwnEnd): Promise<boolean>;
-  /**
-   * Records a change of the launched run in the tasks module's transaction that makes it
-   * (`subscriber.ts` `changeInLaunch`); absent: the subscriber records every change.
-   */
-  recordChange?(tx: Db, taskId: string, event: Envelope): Promise<void>;
   now: () => number;
 }
 
@@ -178,29 +173,6 @@ export class SkillExecutor implements AgentExecutor {
     // A launched agent calling a skill with its task key is derived work one level below its task:
     // the message is at the task's depth, and what it launches one deeper (as for triggers).
     const depth = principal.task_id ? ((await this.d.tasks().get(principal.task_id))?.lineage.depth ?? 0) : 0;
-    const launch = {
-      trigger_id: `a2a.${skill.id}`,
-      action: skill.action,
-      trusted: { skill: skill.id, a2a_task_id: task.id, context_id: task.contextId },
-      owner: principal.name,
-      title: skill.name,
-      launch_key: `a2a:${task.id}`,
-      ...(this.d.recordChange
-        ? { changed: (tx: Db, event: Envelope) => this.d.recordChange!(tx, task.id, event) }
-        : {}),
-    };
-    // A new task's launch is recorded with it when the launcher can (its row, submitted state and
-    // spawn mark in this transaction): the first commit after the request is the last before the
-    // spawn. The action is checked first; a refusal ends the task FAILED after it is written.
-    let prepared: PreparedLaunch | undefined;
-    let refused: Error | undefined;
-    if (!ctx.task && !resumes) {
-      try {
-        prepared = this.d.tasks().prepareLaunch?.(launch);
-      } catch (err) {
-        refused = err as Error;
-      }
-    }
     const { cause, sealed, over } = await this.d.db.tx(async (tx) => {
       // A follow-up to an input-required task is that task's; any new task counts against the limits.
       const over = ctx.task
@@ -254,11 +226,6 @@ export class SkillExecutor implements AgentExecutor {
         );
       // Linked before the resume starts, so the resumed run's events find this task (the newest).
       if (resumes && !over) await tx.query(q.linkSwitchboardTask(task.id, resumes));
-      if (prepared && !over) {
-        const untrusted = { ref: sealed.ref, digest: sealed.digest, text };
-        const view = await prepared.record(tx, { cause, untrusted });
-        await tx.query(q.linkSwitchboardTask(task.id, view.id));
-      }
       return { cause, sealed, over };
     });
     if (over) {
@@ -283,13 +250,17 @@ export class SkillExecutor implements AgentExecutor {
       return;
     }
     try {
-      if (refused) throw refused;
-      if (prepared) await prepared.start();
-      else {
-        const untrusted = { ref: sealed.ref, digest: sealed.digest, text };
-        const view = await this.d.tasks().launch({ ...launch, untrusted, cause });
-        await this.d.db.query(q.linkSwitchboardTask(task.id, view.id));
-      }
+      const view = await this.d.tasks().launch({
+        trigger_id: `a2a.${skill.id}`,
+        action: skill.action,
+        trusted: { skill: skill.id, a2a_task_id: task.id, context_id: task.contextId },
+        untrusted: { ref: sealed.ref, digest: sealed.digest, text },
+        owner: principal.name,
+        title: skill.name,
+        cause,
+        launch_key: `a2a:${task.id}`,
+      });
+      await this.d.db.query(q.linkSwitchboardTask(task.id, view.id));
       // A cancel that came while the launch was under way found no Switchboard task to stop: stop it now.
       const by = this.canceled.get(task.id);
       if (by) await cancelSwitchboardTask(this.d.db, this.d.tasks(), task.id, by, this.d.end);

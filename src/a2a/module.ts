@@ -21,7 +21,7 @@ import { loadServerSdk } from './sdk.js';
 import { A2APushStore, A2ATaskStore, type CheckedPushConfig, taskFromRow } from './store.js';
 import { isTerminal } from './states.js';
 import { type OwnEnd, recordEnd } from './record.js';
-import { changeInLaunch, taskEventSubscriber } from './subscriber.js';
+import { taskEventSubscriber } from './subscriber.js';
 import * as q from './sql.js';
 
 const sections = { a2a: a2aConfigSchema.prefault({}) };
@@ -106,8 +106,6 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
   let keys: SigningKeys | undefined;
   let egress: Egress | undefined;
   const updates = new Updates();
-  // Task events the executor's hook recorded in their own transaction: the subscriber skips them.
-  const handled = new Set<string>();
   // Pushes need the delivery engine; without it the card says there are none.
   const cardFor = (s: A2ADeps) =>
     agentCard(
@@ -200,21 +198,6 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
         },
         skillOf: (request) => (loaded as typeof import('./handler.js')).skillOf(skills(), request),
         cancelers,
-        recordChange: (tx, taskId, event) =>
-          changeInLaunch(
-            {
-              db: s.db,
-              updates,
-              now: s.now,
-              handled,
-              ...(delivery
-                ? { changed: (t, row, update, e) => enqueuePushes(t, delivery, row, update, e) }
-                : {}),
-            },
-            tx,
-            taskId,
-            event,
-          ),
         loop: () => loopLimits(s.config),
         ...(delivery
           ? { pushed: (tx, row, update, event) => enqueuePushes(tx, delivery, row, update, event) }
@@ -279,7 +262,6 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
         taskEventSubscriber({
           db: s.db,
           updates,
-          handled,
           now: s.now,
           ...(delivery
             ? { changed: (tx, row, update, event) => enqueuePushes(tx, delivery, row, update, event) }

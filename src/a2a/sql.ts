@@ -39,9 +39,9 @@ const TERMINAL = `('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANC
 
 /**
  * Inserts a task or replaces its body: the SDK's saves and the executor's first write (`store.ts`).
- * Such a write never changes the state of a stored task (an older snapshot saved after a newer state,
- * the SDK's own CANCELED for a task with no run attached): only `changeTask`, the state machine of
- * `change.ts`, does, so a terminal state is recorded, and pushed, once. Owner and cause never change.
+ * Such a write never enters, leaves or swaps an ended state (an older snapshot, or the SDK's own
+ * CANCELED for a task with no run attached): only `changeTask`, the state machine of `change.ts`,
+ * ends a task, so a terminal state is recorded, and pushed, once. Owner and cause never change.
  */
 export function upsertTask(r: {
   id: string;
@@ -56,9 +56,12 @@ export function upsertTask(r: {
   return sql(
     `INSERT INTO a2a_tasks (id, owner, context_id, cause_event_id, sb_task_id, state, task, created_at, updated_at, skill)
      VALUES ($1, $2, $3, $4, NULL, $5, $6, $7, $7, $8)
-     ON CONFLICT (id) DO UPDATE SET task = $6, updated_at = $7,
-       cause_event_id = COALESCE(a2a_tasks.cause_event_id, $4), skill = COALESCE(a2a_tasks.skill, $8)
-     WHERE a2a_tasks.state = excluded.state`,
+     ON CONFLICT (id) DO UPDATE SET state = $5, task = $6, updated_at = $7,
+       cause_event_id = COALESCE(a2a_tasks.cause_event_id, $4), skill = COALESCE(a2a_tasks.skill, $8),
+       input_claim = CASE WHEN a2a_tasks.state = $5 THEN a2a_tasks.input_claim ELSE NULL END,
+       input_claim_at = CASE WHEN a2a_tasks.state = $5 THEN a2a_tasks.input_claim_at ELSE NULL END
+     WHERE a2a_tasks.state = excluded.state
+       OR (a2a_tasks.state NOT IN ${TERMINAL} AND excluded.state NOT IN ${TERMINAL})`,
     r.id,
     r.owner,
     r.contextId,

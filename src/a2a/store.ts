@@ -63,18 +63,12 @@ export class A2ATaskStore implements TaskStore {
 
   /**
    * The SDK saves after every event it relays, mostly the very state the subscriber has just written
-   * (it loads, merges, saves), or an older one: a write that would change nothing, or would be
-   * refused, is left out, one commit less beside the run's own on every status change (bench
-   * `a2a-latency`).
+   * (it loads, merges, saves): a write that would change nothing is left out, one commit less beside
+   * the run's own on every status change (bench `a2a-latency`).
    */
-  async save(saved: Task, ctx: ServerCallContext): Promise<void> {
-    const task = withoutUpdateMetadata(saved);
+  async save(task: Task, ctx: ServerCallContext): Promise<void> {
     const row = (await this.d.db.query<q.A2ATaskRow>(q.selectTask(task.id)))[0];
-    // A save never changes a stored task's state (`q.upsertTask`): one that would is not even sent.
-    if (
-      row &&
-      (row.state !== stateName(task.status?.state) || row.task === JSON.stringify(Task.toJSON(task)))
-    )
+    if (row && row.state === stateName(task.status?.state) && row.task === JSON.stringify(Task.toJSON(task)))
       return;
     await this.write(this.d.db, task, principalOf(ctx).name, null);
   }
@@ -136,16 +130,6 @@ export class A2ATaskStore implements TaskStore {
       totalSize: Number(total[0]?.n ?? 0),
     };
   }
-}
-
-/**
- * The SDK merges each status update's metadata into its task's: the update's `switchboard_event_id`
- * (the event that made it) is not the task's, and kept there it would make every save differ.
- */
-function withoutUpdateMetadata(task: Task): Task {
-  if (task.metadata?.switchboard_event_id === undefined) return task;
-  const { switchboard_event_id: _, ...metadata } = task.metadata;
-  return { ...task, metadata };
 }
 
 function parsePageToken(token: string): { createdAt: number; id: string } {

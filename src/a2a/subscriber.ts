@@ -1,6 +1,6 @@
 import { type Artifact, type Part, type Task, type TaskState, TaskState as States } from '@a2a-js/sdk';
 import type { Envelope } from '../envelope/index.js';
-import { markProcessed, once } from '../log/inbox.js';
+import { once } from '../log/inbox.js';
 import type { Subscriber } from '../log/relay.js';
 import type { Db } from '../store/port.js';
 import { agentMessage, type Update, type Updates } from './executor.js';
@@ -23,11 +23,6 @@ export interface SubscriberDeps {
    * INPUT_REQUIRED had its answer. Absent without the approvals module (no approval can be pending).
    */
   approval?(id: string): Promise<SeenApproval | undefined>;
-  /**
-   * Events already recorded in the transaction that made them (`changeInLaunch`), by id: the
-   * subscriber skips them without a transaction of its own. Shared with the executor's hook.
-   */
-  handled?: Set<string>;
 }
 
 /** What the subscriber reads of an approval: its state and when it left `pending` (ISO). */
@@ -301,7 +296,6 @@ export function taskEventSubscriber(d: SubscriberDeps): Subscriber {
     accepts: (type) => TASK_EVENTS.has(type) || type === PROGRESS_REPORTED || APPROVAL_ENDED.has(type),
     ownsInbox: true,
     handle: async (event) => {
-      if (d.handled?.delete(event.event_id)) return;
       const report = event.type === PROGRESS_REPORTED;
       const approvalEnded = APPROVAL_ENDED.has(event.type);
       const sbTask = event.execution.task_id;
@@ -360,39 +354,4 @@ export function taskEventSubscriber(d: SubscriberDeps): Subscriber {
       if (done.ran && done.value) d.updates.emit(done.value);
     },
   };
-}
-
-/**
- * A change of a task the executor launched, recorded in the tasks module's transaction that makes it
- * (`LaunchRequest.changed`: WORKING at the spawn, the end at the exit), as the subscriber would record
- * it after the relay handed the event over: the state, its pushes and the inbox mark commit with the
- * task event, one commit fewer on the way to each push (bench `a2a-latency`). What needs a read
- * outside the transaction (an exit while INPUT_REQUIRED: its approval's state) and a change that lost
- * its races are left to the subscriber: nothing is written for them here.
- */
-export async function changeInLaunch(
-  d: SubscriberDeps,
-  tx: Db,
-  a2aTaskId: string,
-  event: Envelope,
-): Promise<void> {
-  const row = (await tx.query<q.A2ATaskRow>(q.selectTask(a2aTaskId)))[0];
-  if (!row || !TASK_EVENTS.has(event.type)) return;
-  if (event.type === 'agent.task.completed' && row.state === stateName(States.TASK_STATE_INPUT_REQUIRED))
-    return;
-  let made: Awaited<ReturnType<typeof changeTask>>;
-  try {
-    made = await changeTask(tx, row, (r, current) => eventChange(event, r, current, undefined), d.now());
-  } catch {
-    return; // every round lost (it wrote nothing): the subscriber records it after the commit
-  }
-  // The event was made in this transaction: nobody can have handled it yet.
-  await markProcessed(tx, SUBSCRIBER, event.event_id, d.now());
-  d.handled?.add(event.event_id);
-  if (!made) return;
-  const { change } = made;
-  if (!row.sb_task_id && event.execution.task_id)
-    await tx.query(q.linkSwitchboardTask(row.id, event.execution.task_id));
-  await d.changed?.(tx, made.row, change.update, event);
-  tx.afterCommit(() => d.updates.emit(change.update));
 }

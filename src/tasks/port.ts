@@ -1,7 +1,6 @@
 import type { Envelope } from '../envelope/index.js';
 import type { Principal } from '../kernel/module.js';
 import { port } from '../kernel/port.js';
-import type { Db } from '../store/port.js';
 
 /** A2A-aligned task states (docs/ARCHITECTURE.md, task lifecycle). */
 export type TaskState =
@@ -58,26 +57,6 @@ export interface LaunchRequest {
    * the same key returns the task the first one made and runs nothing. Recorded before anything runs.
    */
   launch_key?: string;
-  /**
-   * The launcher's own record of each state change the run makes (WORKING at the spawn, its end at
-   * the exit), written in the transaction that records the change and its event: what the launcher
-   * derives from the change commits with it, with no commit of its own after it (the A2A layer's
-   * state and push). A change made elsewhere (a cancel, an approval, a limit) is not passed.
-   */
-  changed?: (tx: Db, event: Envelope) => Promise<void>;
-}
-
-/**
- * A launch in two steps, for a launcher whose own record of the launch commits with the task:
- * `record` writes the task's row, `agent.task.submitted` and the spawn mark in the caller's
- * transaction; `start`, once that transaction has committed, writes the input file and spawns. The
- * spawn mark is written ahead as for every launch: after a crash between the commit and the spawn
- * the task counts as may-have-run and is failed at restart, never run twice.
- */
-export interface PreparedLaunch {
-  record(tx: Db, from: Pick<LaunchRequest, 'cause' | 'untrusted'>): Promise<TaskView>;
-  /** Runs the recorded task (only after `record`'s transaction committed). */
-  start(): Promise<TaskView>;
 }
 
 /** What the console's task list filters on; the newest tasks come first. */
@@ -101,12 +80,6 @@ export interface TaskService {
    * launcher to its fallback (fail the run, never launch twice).
    */
   findLaunch?(key: string): Promise<{ task: TaskView; started: boolean } | undefined>;
-  /**
-   * A command action's launch in two steps (`PreparedLaunch`); the action is checked here, before
-   * anything is written (a refusal throws as `launch` does). Undefined for the other action types:
-   * the caller launches them with `launch`. Optional: a service without it is launched as usual.
-   */
-  prepareLaunch?(req: Omit<LaunchRequest, 'cause' | 'untrusted'>): PreparedLaunch | undefined;
   /** The newest tasks first. */
   list?(filter: TaskListFilter): Promise<TaskView[]>;
   /**

@@ -13,14 +13,7 @@ import {
 import { AppError } from '../errors/index.js';
 import type { KeyRing } from '../kernel/auth.js';
 import type { Principal } from '../kernel/module.js';
-import type {
-  LaunchRequest,
-  PreparedLaunch,
-  TaskListFilter,
-  TaskService,
-  TaskState,
-  TaskView,
-} from '../tasks/port.js';
+import type { LaunchRequest, TaskListFilter, TaskService, TaskState, TaskView } from '../tasks/port.js';
 import type { Db } from '../store/port.js';
 import { launchHttp, launchNotify } from './actions.js';
 import type { TasksConfig } from './config.js';
@@ -65,7 +58,6 @@ interface Live {
   secret: string;
   timer: NodeJS.Timeout;
   done: Promise<void>;
-  changed: Run['changed'];
 }
 
 interface Run {
@@ -77,18 +69,6 @@ interface Run {
   event: EventType;
   summary: Record<string, unknown>;
   resetSteps: boolean;
-  /** The spawn mark is already written (a prepared launch records it with the task). */
-  spawnMarked?: boolean;
-  /** The launcher's record of the run's changes (`LaunchRequest.changed`). */
-  changed?: (tx: Db, event: Envelope) => Promise<void>;
-}
-
-interface CommandPlan {
-  argv: string[];
-  env: Record<string, string>;
-  cwd: string | undefined;
-  stored: StoredAction;
-  limits: { runtime: string | null; max_steps: number; max_runtime_ms: number };
 }
 
 /**
@@ -143,32 +123,6 @@ export class TaskRunner implements TaskService {
       );
     }
     if (a.type === 'notify') return q.toView(await launchNotify(this.store, req, a));
-    const plan = this.commandPlan(req);
-    const row = await this.store.submit(req, plan.stored, plan.limits);
-    return this.startCommand(row, req, plan, false);
-  }
-
-  prepareLaunch(req: Omit<LaunchRequest, 'cause' | 'untrusted'>): PreparedLaunch | undefined {
-    if (req.action.type !== 'command') return undefined;
-    const plan = this.commandPlan(req);
-    let recorded: { row: q.TaskRow; req: LaunchRequest } | undefined;
-    return {
-      record: async (tx, from) => {
-        const full: LaunchRequest = { ...req, ...from };
-        recorded = { row: await this.store.submit(full, plan.stored, plan.limits, undefined, tx), req: full };
-        return q.toView(recorded.row);
-      },
-      start: () => {
-        if (!recorded) throw new Error('a prepared launch was started before it was recorded');
-        return this.startCommand(recorded.row, recorded.req, plan, true);
-      },
-    };
-  }
-
-  /** A command action checked and rendered (a refusal throws before anything is written). */
-  private commandPlan(req: Pick<LaunchRequest, 'action' | 'trusted' | 'trigger_id'>): CommandPlan {
-    const a = req.action;
-    if (a.type !== 'command') throw new Error(`not a command action: ${a.type}`);
     const vars = trustedVars(req.trusted);
     const rendered = renderArgv(a.command, vars);
     if (!rendered.ok) throw new AppError('validation_failed', `trigger ${req.trigger_id}: ${rendered.error}`);
@@ -178,26 +132,17 @@ export class TaskRunner implements TaskService {
       if (!r.ok) throw new AppError('validation_failed', `trigger ${req.trigger_id}: env ${k}: ${r.error}`);
       env[k] = r.argv[0]!;
     }
-    return {
-      argv: rendered.argv,
-      env,
-      cwd: a.cwd,
-      stored: { type: 'command', command: a.command, cwd: a.cwd ?? null, env_keys: Object.keys(env) },
-      limits: {
-        runtime: a.runtime ?? null,
-        max_steps: a.max_steps ?? this.deps.config.max_steps,
-        max_runtime_ms: Math.round((a.max_runtime_seconds ?? this.deps.config.max_runtime_seconds) * 1000),
-      },
+    const stored: StoredAction = {
+      type: 'command',
+      command: a.command,
+      cwd: a.cwd ?? null,
+      env_keys: Object.keys(env),
     };
-  }
-
-  /** The input file, then the process, for a submitted command task. */
-  private async startCommand(
-    row: q.TaskRow,
-    req: LaunchRequest,
-    plan: CommandPlan,
-    spawnMarked: boolean,
-  ): Promise<TaskView> {
+    const row = await this.store.submit(req, stored, {
+      runtime: a.runtime ?? null,
+      max_steps: a.max_steps ?? this.deps.config.max_steps,
+      max_runtime_ms: Math.round((a.max_runtime_seconds ?? this.deps.config.max_runtime_seconds) * 1000),
+    });
     let dir: string;
     let inputFile: string;
     try {
@@ -210,16 +155,14 @@ export class TaskRunner implements TaskService {
       return q.toView((await this.store.fail(row.id, ['submitted'], reason)) ?? row);
     }
     return this.run(row, {
-      argv: plan.argv,
+      argv: rendered.argv,
       inputFile,
-      cwd: plan.cwd ?? dir,
-      env: plan.env,
+      cwd: a.cwd ?? dir,
+      env,
       from: ['submitted'],
       event: 'agent.task.started',
       summary: {},
       resetSteps: false,
-      spawnMarked,
-      ...(req.changed ? { changed: req.changed } : {}),
     });
   }
 
@@ -398,7 +341,7 @@ export class TaskRunner implements TaskService {
     const env = this.agentEnv(row.id, secret, r.inputFile, r.env, Number(row.depth), Number(row.hop_count));
     const spec = { argv: r.argv, cwd: r.cwd, env, stdinFile: r.inputFile, logDir: this.taskDir(row.id) };
     // Written ahead of the spawn: after a crash anywhere from here on, "may have run" is the answer.
-    if (!r.spawnMarked) await this.store.markSpawn(row.id);
+    await this.store.markSpawn(row.id);
     const started = await startProcess(spec).catch((err: Error) => ({
       ok: false as const,
       error: err.message,
@@ -420,17 +363,10 @@ export class TaskRunner implements TaskService {
       last_activity_at: this.deps.now(),
       ...(r.resetSteps ? { steps: 0 } : {}),
     };
-    const summary = { ...r.summary, pid: p.pid };
-    const moved = await this.store.move(
-      row.id,
-      r.from,
-      'working',
-      r.event,
-      set,
-      summary,
-      undefined,
-      r.changed,
-    );
+    const moved = await this.store.move(row.id, r.from, 'working', r.event, set, {
+      ...r.summary,
+      pid: p.pid,
+    });
     if (!moved) {
       p.terminate(0);
       revokeKey(this.deps.keys, secret);
@@ -446,7 +382,7 @@ export class TaskRunner implements TaskService {
       );
     }, maxMs);
     timer.unref();
-    const live: Live = { process: p, secret, timer, done: Promise.resolve(), changed: r.changed };
+    const live: Live = { process: p, secret, timer, done: Promise.resolve() };
     live.done = p.exited
       .then((exit) => this.finish(row.id, live, exit))
       .catch((err) => this.deps.logger.error({ err, taskId: row.id }, 'could not record a task exit'));
@@ -468,10 +404,8 @@ export class TaskRunner implements TaskService {
             'agent.task.completed',
             { exit_code: 0 },
             { exit_code: 0 },
-            undefined,
-            live.changed,
           )
-        : await this.store.fail(id, RUNNING, exitReason(exit), code, {}, live.changed);
+        : await this.store.fail(id, RUNNING, exitReason(exit), code);
     if (!moved) await this.store.recordExit(id, code);
   }
 

@@ -52,16 +52,9 @@ export class TaskStore {
   }
 
   /** Records a new task as `submitted` with its `agent.task.submitted` event. */
-  async submit(
-    req: LaunchRequest,
-    action: StoredAction,
-    limits: Limits,
-    id?: string,
-    /** The caller's transaction (a prepared launch), with the spawn mark written in it too. */
-    within?: Db,
-  ): Promise<q.TaskRow> {
+  async submit(req: LaunchRequest, action: StoredAction, limits: Limits, id?: string): Promise<q.TaskRow> {
     const cause = req.cause;
-    return (within ?? this.deps.db).tx(async (tx) => {
+    return this.deps.db.tx(async (tx) => {
       const row = await one<q.TaskRow>(
         tx,
         q.insertTask(
@@ -100,7 +93,6 @@ export class TaskStore {
       }
       const summary = action.type === 'notify' ? { channels: action.channels } : {};
       await this.deps.emit(taskEvent(row, 'agent.task.submitted', summary), tx);
-      if (within) await tx.query(q.markSpawn(row.id, this.deps.now()));
       return row;
     });
   }
@@ -113,14 +105,10 @@ export class TaskStore {
     set: q.TransitionSet,
     summary: Record<string, unknown>,
     db: Db = this.deps.db,
-    /** The launcher's record of the change, in its transaction (`LaunchRequest.changed`). */
-    changed?: (tx: Db, event: Envelope) => Promise<void>,
   ): Promise<q.TaskRow | undefined> {
     return db.tx(async (tx) => {
       const row = await one<q.TaskRow>(tx, q.transition(id, from, to, this.deps.now(), set));
-      if (!row) return row;
-      const event = await this.deps.emit(taskEvent(row, type, summary), tx);
-      await changed?.(tx, event);
+      if (row) await this.deps.emit(taskEvent(row, type, summary), tx);
       return row;
     });
   }
@@ -132,12 +120,10 @@ export class TaskStore {
     exitCode: number | null = null,
     /** More facts for the event's summary (an `http` action's `blocked_reason`). */
     facts: Record<string, unknown> = {},
-    changed?: (tx: Db, event: Envelope) => Promise<void>,
   ): Promise<q.TaskRow | undefined> {
     const set: q.TransitionSet =
       exitCode === null ? { error: reason } : { error: reason, exit_code: exitCode };
-    const summary = { reason, exit_code: exitCode, ...facts };
-    return this.move(id, from, 'failed', 'agent.task.failed', set, summary, this.deps.db, changed);
+    return this.move(id, from, 'failed', 'agent.task.failed', set, { reason, exit_code: exitCode, ...facts });
   }
 
   async touch(
