@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { AgentCard, Message } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { pino } from 'pino';
-import { decide } from '../src/agents/collaborate.js';
+import { decide } from '../src/agents/waits.js';
 import { agentNode, WaitGraph } from '../src/agents/graph.js';
 import { agentsModule } from '../src/agents/module.js';
 import { Registry } from '../src/agents/registry.js';

@@ -6,12 +6,13 @@ import type { Principal } from '../kernel/module.js';
 import type { Db } from '../store/port.js';
 import type { TaskService } from '../tasks/port.js';
 import { type Asked, endedEvent, intentOf, requestedEvent, routedEvent } from './events.js';
-import { agentNode, WaitGraph } from './graph.js';
+import { agentNode, type WaitGraph } from './graph.js';
 import type { Attempt, CollaborationRequest, Receipt } from './port.js';
 import { type AgentRecord, EWMA_ALPHA, type Registry } from './registry.js';
 import type { Remote, RemoteOutcome } from './remote.js';
-import { type Routable, type RouteResult, route, type Strategy } from './route.js';
+import type { RouteResult } from './route.js';
 import * as q from './sql.js';
+import { cycleError, decide, type SharedWaits, sharedWaits, WAIT_GRACE_MS } from './waits.js';
 
 /**
  * The collaboration engine: request → limits → route (cycles excluded) → the gate → the remote call
@@ -41,29 +42,6 @@ export interface EngineDeps {
   maxDepth: number;
   /** This process, on the wait rows it writes (the cluster's replica id, else one per start). */
   replica: string;
-}
-
-/**
- * A wait row outlives its attempt's deadline by this much before it stops counting: the attempt's
- * own end (CancelTask, the receipt's commit) deletes it well within, a dead replica's expire.
- */
-export const WAIT_GRACE_MS = 30_000;
-
-/** The wait-for graph as the store holds it (every replica's open attempts), and who serves how deep. */
-export interface SharedWaits {
-  graph: WaitGraph;
-  /** Per agent: the deepest collaboration it is serving (what it asks is one deeper). */
-  serving: Map<string, number>;
-}
-
-export function sharedWaits(rows: readonly q.WaitRow[]): SharedWaits {
-  const graph = new WaitGraph();
-  const serving = new Map<string, number>();
-  for (const r of rows) {
-    graph.add(r.waiter, agentNode(r.agent));
-    serving.set(r.agent, Math.max(serving.get(r.agent) ?? 0, Number(r.depth)));
-  }
-  return { graph, serving };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -559,31 +537,6 @@ export class Engine {
       from_task_id: row.from_task_id,
     };
   }
-}
-
-/** One routing decision: the router over the skill's agents, a candidate excluded when it would close a cycle. */
-export function decide(
-  graph: WaitGraph,
-  withSkill: readonly Routable[],
-  a: { waiter: string; req: { strategy: Strategy } },
-  now: number,
-  ttlMs: number,
-  tried?: ReadonlySet<string>,
-): RouteResult {
-  const reaching = graph.reaching(a.waiter);
-  return route(withSkill, a.req.strategy, now, ttlMs, tried, (id) => {
-    const node = agentNode(id);
-    if (node !== a.waiter && !reaching.has(node)) return undefined;
-    return graph.cycleIf(a.waiter, node);
-  });
-}
-
-function cycleError(cycle: readonly string[]): AppError {
-  return new AppError(
-    'COLLABORATION_CYCLE',
-    `refused: ${cycle.join(' → ')} would wait on itself; answer the request you serve instead`,
-    { cycle },
-  );
 }
 
 const round6 = (score: number) => Math.round(score * 1e6) / 1e6;

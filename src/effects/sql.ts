@@ -58,15 +58,17 @@ ON CONFLICT (idempotency_key) DO NOTHING RETURNING id`,
   };
 }
 
-export function receiptEffect(r: {
+/** What a receipt writes on its effect's row. */
+export interface EffectReceiptRow {
   key: string;
   status: string;
   providerId: string | null;
   answerDigest: string | null;
   detail: string | null;
   eventId: string;
-  now: number;
-}): Sql {
+}
+
+export function receiptEffect(r: EffectReceiptRow & { now: number }): Sql {
   return {
     text: `UPDATE effects SET status = $2, provider_id = COALESCE($3, provider_id),
   answer_digest = COALESCE($4, answer_digest), detail = $5, receipted_event_id = $6, updated_at = $7
@@ -79,17 +81,7 @@ WHERE idempotency_key = $1`,
  * `receiptEffect` for many rows in one statement: the values ride in a VALUES list (its columns are
  * `column1…` in both dialects) and are cast, since PostgreSQL reads an untyped parameter there as text.
  */
-export function receiptEffects(
-  rows: readonly {
-    key: string;
-    status: string;
-    providerId: string | null;
-    answerDigest: string | null;
-    detail: string | null;
-    eventId: string;
-  }[],
-  now: number,
-): Sql {
+export function receiptEffects(rows: readonly EffectReceiptRow[], now: number): Sql {
   const values: unknown[] = [now];
   const tuples = rows.map((r) => {
     const at = values.length;
