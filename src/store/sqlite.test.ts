@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { fstatSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -186,5 +186,112 @@ describe('a writer thread that dies', () => {
     ).toBeGreaterThanOrEqual(10);
     await new EventLog(again, { tenant_id: 't', environment: 'e' }).append({ type: 'agent.tool.requested' });
     expect(await verifyChain(again)).toMatchObject({ ok: true });
+  });
+});
+
+describe('synchronous=full with the writer inline: the WAL sync off the event loop', () => {
+  /** A `fdatasync` that holds every call until released, and records which file it synced. */
+  function heldSync() {
+    const calls: { fd: number; done: (err: NodeJS.ErrnoException | null) => void }[] = [];
+    return {
+      calls,
+      syncFile: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => {
+        calls.push({ fd, done });
+      },
+      release(err: NodeJS.ErrnoException | null = null) {
+        for (const c of calls.splice(0)) c.done(err);
+      },
+    };
+  }
+  const settled = (p: Promise<unknown>) => {
+    let done = false;
+    p.then(
+      () => (done = true),
+      () => (done = true),
+    );
+    return () => done;
+  };
+  const tick = () => new Promise((r) => setTimeout(r, 20));
+  /** A migrated store, reopened with `opts` (a held sync would hold the migrations too). */
+  async function reopened(opts: Partial<SqliteOptions>): Promise<{ db: SqliteDb; path: string }> {
+    const { db, path } = await open();
+    await db.close();
+    const again = new SqliteDb({ path, synchronous: 'full', ...opts });
+    opened.push(again);
+    return { db: again, path };
+  }
+
+  it('commits with NORMAL and answers nobody, and shows the write to no read, before the WAL is synced', async () => {
+    const sync = heldSync();
+    const { db: again, path } = await reopened({ syncFile: sync.syncFile });
+    expect(again.driver.pragma('synchronous', { simple: true })).toBe(1);
+    const write = again.tx((tx) => insert(tx, 'a'));
+    const written = settled(write);
+    await tick();
+    expect(sync.calls).toHaveLength(1);
+    // The descriptor synced is the WAL's.
+    expect(fstatSync(sync.calls[0]!.fd).ino).toBe(statSync(`${path}-wal`).ino);
+    const read = ids(again);
+    const seen = settled(read);
+    await tick();
+    expect(written()).toBe(false);
+    expect(seen()).toBe(false);
+    // Another process sees the row: it is committed, only not yet durable.
+    const other = new Database(path, { readonly: true });
+    expect(other.prepare('SELECT COUNT(*) AS n FROM inbox').get()).toEqual({ n: 1 });
+    other.close();
+    sync.release();
+    await write;
+    expect(await read).toEqual(['a']);
+    expect(again.stats().commits).toBe(1);
+  });
+
+  it('lets the next group commit while a sync runs, and answers it only after a sync that began after its COMMIT', async () => {
+    const sync = heldSync();
+    const { db } = await reopened({ syncFile: sync.syncFile });
+    const first = db.tx((tx) => insert(tx, 'one'));
+    await tick();
+    expect(sync.calls).toHaveLength(1);
+    const second = db.tx((tx) => insert(tx, 'two'));
+    const third = db.tx((tx) => insert(tx, 'three'));
+    const secondDone = settled(second);
+    await tick();
+    // Both later transactions committed in one group while the first sync was held: no second sync yet.
+    expect(sync.calls).toHaveLength(1);
+    sync.release();
+    await first;
+    await tick();
+    expect(secondDone()).toBe(false);
+    expect(sync.calls).toHaveLength(1);
+    sync.release();
+    await Promise.all([second, third]);
+  });
+
+  it('fails every waiting and later transaction with store_unavailable and calls onFatal once when a sync fails', async () => {
+    const sync = heldSync();
+    const fatal: AppError[] = [];
+    const { db } = await reopened({ syncFile: sync.syncFile, onFatal: (e) => fatal.push(e) });
+    const kept = db.tx((tx) => insert(tx, 'kept'));
+    await tick();
+    sync.release();
+    await kept;
+    const lost = db.tx((tx) => insert(tx, 'unknown'));
+    await tick();
+    sync.release(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+    const outcomes = await Promise.allSettled([lost, db.tx((tx) => insert(tx, 'later')), ids(db)]);
+    for (const o of outcomes) {
+      expect(o.status).toBe('rejected');
+      const err = (o as PromiseRejectedResult).reason;
+      expect(err).toBeInstanceOf(AppError);
+      expect((err as AppError).code).toBe('store_unavailable');
+    }
+    expect(fatal).toHaveLength(1);
+  });
+
+  it('is not used by the writer thread, nor with synchronous=normal', async () => {
+    const thread = await open({ writer: 'thread' });
+    expect(thread.db.driver.pragma('synchronous', { simple: true })).toBe(2);
+    const normal = await open({ synchronous: 'normal' });
+    expect(normal.db.driver.pragma('synchronous', { simple: true })).toBe(1);
   });
 });

@@ -7,6 +7,7 @@ import { classifyStoreError } from './errors.js';
 import { type Db, type DbStats, type Row, runBeforeCommit, runHooks, type Sql, writes } from './port.js';
 import { InlineLink, ThreadLink, type WriterLink } from './sqlite-link.js';
 import { type Control, REPLY, type WriterError, type WriterOp, type WriterReply } from './sqlite-writer.js';
+import { type SyncFile, WalSync } from './wal-sync.js';
 
 export interface SqliteOptions {
   /** File path, or `:memory:`. */
@@ -32,6 +33,11 @@ export interface SqliteOptions {
    * store without its writer cannot make progress, and a restart recovers from the WAL.
    */
   onFatal?: (err: AppError) => void;
+  /**
+   * How the inline writer makes a `full` commit durable (`wal-sync.ts`): `fdatasync` of the WAL in
+   * libuv's thread pool. Tests pass one they control.
+   */
+  syncFile?: SyncFile;
 }
 
 /** What the benchmarks and tests reach below the port: the write connection itself. */
@@ -118,7 +124,9 @@ function buffers<T>(rows: Row[] | undefined): T[] {
 /**
  * SQLite behind the port, with two connections. Every write and every statement of a transaction runs
  * on the write connection: on the event loop, or in a worker thread (`sqlite-writer.ts`) where COMMIT
- * and its fsync run while the event loop goes on serving HTTP. Reads outside a transaction run on a
+ * and its fsync run while the event loop goes on serving HTTP. On the event loop with
+ * `synchronous=full`, COMMIT does not sync and the WAL's fdatasync runs in libuv's pool before anyone
+ * is answered (`wal-sync.ts`), so there too no fsync blocks the event loop. Reads outside a transaction run on a
  * query_only connection on the event loop and wait for no write (WAL: they see every committed
  * transaction; `tx` resolves only after its COMMIT, so a read after `await db.tx(…)` sees it).
  */
@@ -140,16 +148,23 @@ export class SqliteDb implements Db {
   private idle: (() => void)[] = [];
   private closing: Promise<void> | undefined;
   private readonly counts: DbStats = { commits: 0, transactions: 0, statements: 0 };
+  /** `full` with the writer inline: commits with NORMAL, then the WAL's fdatasync off the event loop. */
+  private readonly walSync: WalSync | undefined;
 
   constructor(opts: SqliteOptions) {
     const memory = opts.path === ':memory:';
     if (!memory) mkdirSync(dirname(opts.path), { recursive: true });
-    const writer = {
+    const writer: { path: string; synchronous: 'full' | 'normal'; busyTimeoutMs: number } = {
       path: opts.path,
       synchronous: opts.synchronous ?? 'full',
       busyTimeoutMs: opts.busyTimeoutMs ?? 5000,
     };
     this.transport = opts.transport ?? 'async';
+    const inline = memory || (opts.writer ?? DEFAULT_WRITER) === 'inline';
+    if (inline && !memory && writer.synchronous === 'full') {
+      this.walSync = new WalSync(opts.path, opts.onFatal ?? throwLater, opts.syncFile);
+      writer.synchronous = 'normal';
+    }
     try {
       if (!memory) {
         // Opened first and here, so a bad path fails the constructor as it always did.
@@ -159,10 +174,7 @@ export class SqliteDb implements Db {
         r.pragma('query_only = ON');
         this.reader = r;
       }
-      this.link =
-        memory || (opts.writer ?? DEFAULT_WRITER) === 'inline'
-          ? new InlineLink(writer)
-          : new ThreadLink(writer, opts.onFatal ?? throwLater);
+      this.link = inline ? new InlineLink(writer) : new ThreadLink(writer, opts.onFatal ?? throwLater);
     } catch (err) {
       this.reader?.close();
       throw classifyStoreError(err);
@@ -199,6 +211,9 @@ export class SqliteDb implements Db {
     if (!stmt?.reader) return this.tx((t) => t.query<T>(q));
     this.counts.statements++;
     try {
+      // A commit whose WAL sync is under way is not shown until it is durable (wal-sync.ts).
+      const pending = this.walSync?.pending;
+      if (pending) await pending;
       return stmt.all(bindable(q.values)) as T[];
     } catch (err) {
       throw classifyStoreError(err);
@@ -287,12 +302,22 @@ export class SqliteDb implements Db {
     if (group.begun) {
       if (failure === undefined && members.some((m) => m.ok)) {
         const commit = this.safeAsync(this.control([...group.pre, 'commit']));
-        // With async statements the next group may queue its BEGIN behind this COMMIT right away.
+        // Inline, the COMMIT has run by now: from here reads wait for the sync that makes it durable.
+        const durable = this.walSync?.durable().then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        // With async statements the next group may queue its BEGIN behind this COMMIT right away
+        // (inline with a WAL sync: while this group's sync runs).
         if (this.transport === 'async') release();
         const reply = await commit;
         if ('failed' in reply) failure = reply.failed;
         else if (reply.error) failure = classifyStoreError(rebuild(reply.error));
-        else this.counts.commits++;
+        else {
+          const err = await durable;
+          if (err) failure = err;
+          else this.counts.commits++;
+        }
       } else {
         try {
           this.link.post(this.control([...group.pre, 'rollback']));
@@ -385,6 +410,7 @@ export class SqliteDb implements Db {
     this.closing ??= (async () => {
       if (this.inflight > 0 || this.queue.length > 0) await new Promise<void>((r) => this.idle.push(r));
       await this.link.close();
+      await this.walSync?.close();
       if (this.reader?.open) this.reader.close();
     })();
     return this.closing;
