@@ -73,13 +73,18 @@ export function readJsonText(text: string, opts: JsonReadOptions = {}): JsonRead
  * of three digits or more, or 309 digits and more. False means neither is possible; true means "look".
  */
 export function mayHoldUnrepresentable(text: string): boolean {
-  return UNREPRESENTABLE_HINT.test(text) || hasLoneSurrogate(text);
+  return (
+    (text.includes('\\u') && SURROGATE_ESCAPE.test(text)) || HUGE_NUMBER.test(text) || hasLoneSurrogate(text)
+  );
 }
 
-// `\\u` then D8–DF (a surrogate escape); a number token with an exponent of 3+ digits; or a run of
-// 100 digits (with at most 99 digits and a 2-digit exponent a number stays below 10^198). A match
-// inside a string only costs the full walk.
-const UNREPRESENTABLE_HINT = /\\u[dD][89a-fA-F]|(?:^|[:,[])\s*-?\d+(?:\.\d+)?[eE][+-]?\d{3}|\d{100}/;
+// `\\u` then D8–DF: a surrogate escape.
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+// A digit before an exponent of 3+ digits, or a run of 100 digits (with at most 99 digits and a
+// 2-digit exponent a number stays below 10^198). Matches inside strings too, which only costs the
+// full walk; not anchoring at a token start keeps the scan to digits (the anchored form cost more
+// than JSON.parse on a 7 KB webhook).
+const HUGE_NUMBER = /\d[eE][+-]?\d{3}|\d{100}/;
 
 function depthOnly(value: unknown, maxDepth: number): JsonRead {
   const path: (string | number)[] = [];

@@ -115,20 +115,20 @@ export function truncate(text: string, max: number, unit: LengthUnit = 'chars'):
   return prefix(text, room, unit) + ELLIPSIS;
 }
 
-const LONE = '[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]';
-const LONE_SURROGATE = new RegExp(LONE);
-const LONE_SURROGATES = new RegExp(LONE, 'g');
-
-/** True when `text` holds a UTF-16 surrogate without its pair: not Unicode, and not RFC 8785 JSON. */
+/**
+ * True when `text` holds a UTF-16 surrogate without its pair: not Unicode, and not RFC 8785 JSON.
+ * The engine's `isWellFormed` (ES2024, in Node 20) scans natively: a regular expression with a
+ * lookbehind was ~3 % of a webhook's CPU on 7 KB bodies.
+ */
 export function hasLoneSurrogate(text: string): boolean {
-  return LONE_SURROGATE.test(text);
+  return !text.isWellFormed();
 }
 
 /**
- * `text` with every lone surrogate replaced by U+FFFD (what `String.prototype.toWellFormed` does,
- * which ES2023 lacks): for text whose sender we must accept as is (a signed webhook), so what we
- * derive from it can still be hashed and delivered.
+ * `text` with every lone surrogate replaced by U+FFFD (`String.prototype.toWellFormed`): for text
+ * whose sender we must accept as is (a signed webhook), so what we derive from it can still be hashed
+ * and delivered.
  */
 export function wellFormed(text: string): string {
-  return hasLoneSurrogate(text) ? text.replace(LONE_SURROGATES, '\uFFFD') : text;
+  return text.toWellFormed();
 }
