@@ -26,9 +26,38 @@ function operatorChoseSemiSpace(): boolean {
 
 /** Call first thing in `serve`, before the modules load: keeps the young generation at its start size. */
 export function startLean(): boolean {
+  startUnoptimized();
   if (operatorChoseSemiSpace()) return false;
   setFlagsFromString('--semi-space-growth-factor=1');
   return true;
+}
+
+/**
+ * Start-up code runs once, yet loading ~900 files and building every schema calls enough of it
+ * (zod, yaml, the migration runner) for V8 to optimize it with TurboFan on its background threads,
+ * whose compilation zones stay in those threads' malloc arenas: an idle `serve` held ~8 MB more
+ * with it than under `--no-opt` (docs/ARCHITECTURE.md "Idle memory"). So `serve` starts with
+ * TurboFan off and turns it on at ready (`optimizeFromNowOn`), when the code that runs is the code
+ * that serves; an operator's own `--opt`, `--no-opt`, `--turbofan` or `--jitless` is left alone.
+ */
+function startUnoptimized(): void {
+  if (operatorChoseTiering()) return;
+  setFlagsFromString('--no-opt');
+  unoptimized = true;
+}
+
+let unoptimized = false;
+
+function operatorChoseTiering(): boolean {
+  const flags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
+  return /--(no[-_])?(opt|turbofan)\b|--jitless/.test(flags);
+}
+
+/** Call once the gateway is ready: V8 optimizes hot code again from here on (a no-op unless `startLean` held it). */
+export function optimizeFromNowOn(): void {
+  if (!unoptimized) return;
+  setFlagsFromString('--opt');
+  unoptimized = false;
 }
 
 /**
