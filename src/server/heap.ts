@@ -35,7 +35,7 @@ export function startLean(): boolean {
 /**
  * Start-up code runs once, yet loading ~900 files and building every schema calls enough of it
  * (zod, yaml, the migration runner) for V8 to optimize it with TurboFan on its background threads,
- * whose compilation zones stay in those threads' malloc arenas: an idle `serve` held ~8 MB more
+ * whose compilation zones stay in those threads' malloc arenas: an idle `serve` held ~7 MB more
  * with it than under `--no-opt` (docs/ARCHITECTURE.md "Idle memory"). So `serve` starts with
  * TurboFan off and turns it on at ready (`optimizeFromNowOn`), when the code that runs is the code
  * that serves; an operator's own `--opt`, `--no-opt`, `--turbofan` or `--jitless` is left alone.
