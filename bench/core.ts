@@ -144,6 +144,13 @@ function residentMb(pid: number): { rss: number; anon: number; file: number } {
   return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') };
 }
 
+/** CPU time (user + system) a process has used so far, from `/proc/<pid>/stat` (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** Resolves once `child` wrote `marker` on stderr (or rejects when it exits first or takes over 30 s). */
 function waitFor(child: ReturnType<typeof spawn>, marker: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -185,7 +192,10 @@ export async function benchIdleMemory(): Promise<string[]> {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     children.push(serve);
+    const spawned = performance.now();
     await waitFor(serve, 'switchboard ready');
+    const readyMs = performance.now() - spawned;
+    const readyCpuMs = cpuMs(serve.pid as number);
     await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
     const ours = residentMb(serve.pid as number);
     const bare = spawn(
@@ -206,6 +216,11 @@ export async function benchIdleMemory(): Promise<string[]> {
         `${split(ours)}; goal < 80 MB (issue 13)`,
       ),
       line('bare idle `node -e` RSS (baseline)', `${fmt(base.rss, 1)} MB`, split(base)),
+      line(
+        '`serve` ready after (spawn to the ready line)',
+        `${fmt(readyMs, 0)} ms`,
+        `CPU ${fmt(readyCpuMs, 0)} ms to get there (the wall clock depends on load)`,
+      ),
       line(
         'gateway above bare node',
         `${fmt(ours.rss - base.rss, 1)} MB`,

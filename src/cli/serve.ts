@@ -1,6 +1,6 @@
 import { handleSignals, startServer } from '../server/serve.js';
 import { existsSync } from 'node:fs';
-import { growWhenBusy } from '../server/heap.js';
+import { collectStartupGarbage, growWhenBusy, optimizeFromNowOn } from '../server/heap.js';
 import { loadCliConfig } from './context.js';
 import { lintConfigFile } from './policy.js';
 import { createLogger } from '../kernel/logger.js';
@@ -47,6 +47,8 @@ export async function run(opts: ServeOptions, env: NodeJS.ProcessEnv = process.e
       .join('')}`,
   );
   handleSignals(server, config.server.shutdown_timeout_ms);
+  optimizeFromNowOn();
+  collectStartupGarbage();
   growWhenBusy();
 }
 

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadAssets } from './module.js';
+import { loadAssets } from './pages.js';
 import { type ConsoleHarness, consoleHarness } from './testing.js';
 
 /** The budget for the whole console, gzipped. */

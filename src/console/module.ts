@@ -1,32 +1,18 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { Hono } from 'hono';
+import type { Context } from 'hono';
 import { approvalsPort } from '../approvals/port.js';
 import { deliveryPort } from '../delivery/port.js';
-import { AppError, errorBody } from '../errors/index.js';
 import { gatePort } from '../gate/port.js';
-import { type Deps, defineModule } from '../kernel/module.js';
+import { type AppEnv, type Deps, defineModule } from '../kernel/module.js';
 import { optional } from '../kernel/port.js';
 import { deriveKey } from '../keys/derive.js';
 import { reachPort } from '../reach/port.js';
 import { awayPort, sessionWatchPort } from '../signals/port.js';
 import { tasksPort } from '../tasks/port.js';
 import { consoleConfigSchema } from './config.js';
-import { type ConsoleEnv, html, wantsHtml } from './http.js';
 import { Glance, GLANCE_SAMPLE_MS } from './glance.js';
 import { LiveHub } from './live.js';
-import { approvalPages } from './pages/approvals.js';
-import { authPages } from './pages/auth.js';
-import { deliveryPages } from './pages/deliveries.js';
-import { eventPages } from './pages/events.js';
-import { metricPages } from './pages/metrics.js';
-import { policyPages } from './pages/policy.js';
-import { sessionPages } from './pages/sessions.js';
-import { shadowPages } from './pages/shadow.js';
-import { taskPages } from './pages/tasks.js';
-import { toolPages } from './pages/tools.js';
+import type { ConsolePages } from './pages.js';
 import { Sessions } from './sessions.js';
-import { bareLayout, escapeHtml } from './shell.js';
 
 const requires = {
   approvals: optional(approvalsPort),
@@ -47,30 +33,6 @@ export interface ConsoleCtx {
   sessions: () => Sessions;
   hub: LiveHub;
   glance: Glance;
-}
-
-const JS = 'text/javascript; charset=utf-8';
-const CSS = 'text/css; charset=utf-8';
-const packageFile = (path: string) => createRequire(import.meta.url).resolve(path);
-
-/**
- * The browser's files: read once at start, served with a long-lived but revalidated cache. The chart
- * library (uPlot, the metrics page only) is served from its package as published.
- */
-export const ASSETS: Record<string, { path: () => string | URL; type: string }> = {
-  'console.js': { path: () => new URL('./assets/console.js', import.meta.url), type: JS },
-  'console.css': { path: () => new URL('./assets/console.css', import.meta.url), type: CSS },
-  'views.css': { path: () => new URL('./assets/views.css', import.meta.url), type: CSS },
-  'metrics.js': { path: () => new URL('./assets/metrics.js', import.meta.url), type: JS },
-  'uPlot.iife.min.js': { path: () => packageFile('uplot/dist/uPlot.iife.min.js'), type: JS },
-  'uPlot.min.css': { path: () => packageFile('uplot/dist/uPlot.min.css'), type: CSS },
-};
-
-export function loadAssets(): Map<string, { body: string; type: string }> {
-  const out = new Map<string, { body: string; type: string }>();
-  for (const [name, a] of Object.entries(ASSETS))
-    out.set(name, { body: readFileSync(a.path(), 'utf8'), type: a.type });
-  return out;
 }
 
 /**
@@ -109,40 +71,14 @@ export function consoleModule() {
     routes(app, deps) {
       if (!deps.config.console.enabled) return;
       const ctx: ConsoleCtx = { deps, sessions: () => ensure(deps), hub, glance: ensureGlance(deps) };
-      const assets = loadAssets();
-      const r = new Hono<ConsoleEnv>();
-      r.onError((err, c) => {
-        const known = err instanceof AppError ? err : undefined;
-        if (!known) deps.logger.error({ err, path: c.req.path }, 'console: unhandled error');
-        const e = known ?? new AppError('internal', `Internal error (request ${c.get('requestId')}).`);
-        if (wantsHtml(c)) {
-          const back = '<p><a href="/console/">Back to the console</a></p>';
-          return html(c, bareLayout(errorTitle(e), `<p>${escapeHtml(e.message)}</p>${back}`), e.status);
-        }
-        return c.json(errorBody(e), e.status as 400);
-      });
-      r.get('/console/assets/:name', (c) => {
-        const a = assets.get(c.req.param('name'));
-        if (!a) throw new AppError('not_found', 'no such asset');
-        return c.body(a.body, 200, {
-          'content-type': a.type,
-          'cache-control': 'no-cache',
-          'x-content-type-options': 'nosniff',
-        });
-      });
-      authPages(r, ctx);
-      approvalPages(r, ctx);
-      taskPages(r, ctx);
-      sessionPages(r, ctx);
-      eventPages(r, ctx);
-      deliveryPages(r, ctx);
-      policyPages(r, ctx);
-      shadowPages(r, ctx);
-      toolPages(r, ctx);
-      metricPages(r, ctx);
-      r.get('/console', (c) => c.redirect('/console/', 301));
+      // The pages load with the first request to /console (issue 13's idle memory): a gateway no one
+      // opens the console of does not hold them. `pages.ts` builds them on a Hono app of their own.
+      let pages: Promise<ConsolePages> | undefined;
+      const load = () => (pages ??= import('./pages.js').then((m) => m.consolePages(ctx)));
+      const serve = async (c: Context<AppEnv>) => (await load())(c);
       // Mounted at the root with full paths: the inbox is `/console/` (CONTRACT.md), trailing slash included.
-      app.route('/', r);
+      app.all('/console', serve);
+      app.all('/console/*', serve);
     },
     start(deps) {
       ensure(deps);
@@ -168,13 +104,4 @@ export function consoleModule() {
     /** Takes a metrics sample now (tests do, instead of waiting for the worker's interval). */
     sampleGlance: () => glance?.sample(),
   };
-}
-
-function errorTitle(e: AppError): string {
-  if (e.status === 401) return 'Sign in needed';
-  if (e.status === 403) return 'Not allowed';
-  if (e.status === 404) return 'Not found';
-  if (e.status === 409 || e.status === 410) return 'Nothing was changed';
-  if (e.status >= 500) return 'Something went wrong';
-  return 'Bad request';
 }

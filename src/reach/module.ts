@@ -90,9 +90,13 @@ export function reachModule(opts: ReachModuleOptions = {}) {
           tools,
         );
         const r = engine;
-        const listed = [...tools.values()].sort((a, b) => a.name.localeCompare(b.name)).map(listing);
+        // Sorted on the first listing: localeCompare maps ICU's collation data (~2 MB resident), which
+        // an idle gateway no agent has asked for its tools does not need.
+        let listed: ReturnType<typeof listing>[] | undefined;
+        const list = () =>
+          (listed ??= [...tools.values()].sort((a, b) => a.name.localeCompare(b.name)).map(listing));
         service = {
-          list: () => listed,
+          list,
           async touch(req, caller, o) {
             const parsed = parseTouchRequest(req);
             return parsed.ok ? r.touch(parsed.req, caller, o) : parsed.response;

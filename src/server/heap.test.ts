@@ -59,3 +59,63 @@ churn(3e6); out.after = newSpace(); stop();`);
     expect(r.lean).toBe(false);
   });
 });
+
+describe('serve optimizes nothing until it is ready', () => {
+  requireBuild();
+
+  /** Runs a hot function in a fresh node after `setup`, and again after `ready`; says whether TurboFan took it each time. */
+  const tiering = (setup: string, ready: string, args: string[] = []) => {
+    const script = `
+const h = await import(${JSON.stringify(HEAP)});
+const hot = () => { const f = new Function('x', 'let s = 0; for (let i = 0; i < 1000; i++) s += (x * i) % 7; return s;'); for (let i = 0; i < 2e5; i++) f(i); return (%GetOptimizationStatus(f) & 16) !== 0; };
+${setup}
+const atStart = hot();
+${ready}
+await new Promise((r) => setTimeout(r, 100));
+process.stdout.write(JSON.stringify({ atStart, afterReady: hot() }));`;
+    return JSON.parse(
+      execFileSync(
+        process.execPath,
+        ['--allow-natives-syntax', ...args, '--input-type=module', '-e', script],
+        {
+          encoding: 'utf8',
+        },
+      ),
+    ) as { atStart: boolean; afterReady: boolean };
+  };
+
+  it('start-up code is not optimized, and hot code is again once the gateway is ready', () => {
+    expect(tiering('h.startLean();', 'h.optimizeFromNowOn();')).toEqual({ atStart: false, afterReady: true });
+  });
+
+  it('without the policy the same code is optimized at once (what start-up paid for)', () => {
+    expect(tiering('', '').atStart).toBe(true);
+  });
+
+  it("an operator's own tiering flag is left alone", () => {
+    expect(tiering('h.startLean();', 'h.optimizeFromNowOn();', ['--no-opt'])).toEqual({
+      atStart: false,
+      afterReady: false,
+    });
+  });
+});
+
+describe('serve collects start-up garbage once it is ready', () => {
+  requireBuild();
+
+  it("frees what start-up left behind, without giving the process's global a gc", () => {
+    const script = `
+import v8 from 'node:v8';
+const h = await import(${JSON.stringify(HEAP)});
+const old = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space').space_used_size / 2 ** 20;
+let junk = []; for (let i = 0; i < 3e5; i++) junk.push({ i, s: 'x' + i }); junk = undefined;
+const before = old();
+h.collectStartupGarbage();
+process.stdout.write(JSON.stringify({ before, after: old(), gc: typeof globalThis.gc }));`;
+    const r = JSON.parse(
+      execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }),
+    ) as { before: number; after: number; gc: string };
+    expect(r.gc).toBe('undefined');
+    expect(r.after).toBeLessThan(r.before - 5);
+  });
+});

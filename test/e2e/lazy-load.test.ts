@@ -52,6 +52,9 @@ const LAZY = {
   linkifyjs: '/node_modules/linkifyjs/',
   'the MCP SDK': '/@modelcontextprotocol/sdk/',
   pg: '/node_modules/pg/',
+  'the console pages': '/dist/console/pages.js',
+  'commander (serve parses its own options)': '/node_modules/commander/',
+  'the CLI program': '/dist/cli/program.js',
 };
 
 async function freePort(): Promise<number> {
@@ -145,5 +148,18 @@ describe('an idle gateway', () => {
     expect(body.error).toBeUndefined();
     expect(body.result?.task?.id).toEqual(expect.any(String));
     expect(loaded()).toContain(LAZY['the A2A SDK server side']);
+  });
+
+  it('loads the console pages with the first request to /console and answers it', async () => {
+    expect(loaded()).not.toContain(LAZY['the console pages']);
+    const inbox = await fetch(`${url}/console/`, { headers: { accept: 'text/html' } });
+    expect(inbox.status).toBe(200); // no session: the sign-in page
+    expect(inbox.headers.get('content-type')).toContain('text/html');
+    const page = await fetch(`${url}/console/login`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(loaded()).toContain(LAZY['the console pages']);
+    const missing = await fetch(`${url}/console/no-such-page`);
+    expect(missing.status).toBe(404);
   });
 });
