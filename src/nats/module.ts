@@ -51,7 +51,8 @@ export function natsRelay(
     accepts: () => true,
     // The stream drops a repeat by its `Nats-Msg-Id`: the publish is its own de-duplication.
     ownsInbox: true,
-    handle: (event) => publisher.publish(event),
+    // `body` (the stored JSON) goes into the CloudEvent as it is: no second serialization per event.
+    handle: (event, body) => publisher.publish(event, body),
   });
   return relay;
 }
