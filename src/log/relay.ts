@@ -80,6 +80,11 @@ export interface RelayOptions {
    * order). Off: one row per correlation per claim, and a claimed batch is finished before the next.
    */
   pipeline?: boolean;
+  /**
+   * The subscribers take every event (the NATS relay): a claim then reads no event types (one lookup
+   * per row less), and every claimed row is read and handed out.
+   */
+  everyEvent?: boolean;
   logger?: Logger;
   now?: () => number;
 }
@@ -105,6 +110,7 @@ export const RELAY_DEFAULTS = {
   maxAttempts: 25,
   concurrency: 8,
   pipeline: false,
+  everyEvent: false,
 };
 
 /**
@@ -518,6 +524,7 @@ export class Relay {
       leaseUntil: now + this.opts.leaseMs,
       claimedBy: `claimed by ${this.workerId}`,
       limit,
+      types: !this.opts.everyEvent,
     });
   }
 
@@ -529,6 +536,7 @@ export class Relay {
       leaseUntil: now + this.opts.leaseMs,
       claimedBy: `claimed by ${this.workerId}`,
       limit: this.opts.batchSize,
+      types: !this.opts.everyEvent,
     });
   }
 

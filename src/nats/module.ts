@@ -44,6 +44,7 @@ export function natsRelay(
     concurrency: NATS_IN_FLIGHT,
     batchSize: NATS_BATCH,
     pipeline: true,
+    everyEvent: true,
     ...opts,
   });
   relay.subscribe({
