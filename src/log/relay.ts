@@ -5,14 +5,25 @@ import type { Db, Sql } from '../store/port.js';
 import { markProcessed, wasProcessed } from './inbox.js';
 import type { EventLog, HandedEvent } from './log.js';
 import { BUS_TOPIC } from './log.js';
-import { claimOutbox, claimOutboxFollowers, deleteOutboxRows, releaseOutboxRow } from './sql.js';
+import {
+  claimOutbox,
+  claimOutboxFollowers,
+  deleteOutboxRows,
+  releaseOutboxRow,
+  selectEventBodies,
+} from './sql.js';
 import { prefix } from '../text/index.js';
 
 export interface Subscriber {
   /** Stable name: it keys the inbox, so renaming a subscriber makes it see old events again. */
   name: string;
   accepts(type: string): boolean;
-  handle(event: Envelope): Promise<void>;
+  /**
+   * `body` is the event as stored (its canonical JSON, the bytes its hash covers) when a pipelined
+   * relay read it for a claim: a subscriber that forwards the event whole can send it as it is instead
+   * of serializing the envelope again (the NATS publisher). Absent otherwise.
+   */
+  handle(event: Envelope, body?: string): Promise<void>;
   /**
    * The handler needs no inbox from the relay: it keeps its own (`once()`: the mark commits with its
    * effect), or its effect is idempotent by itself (an upsert). The relay neither checks nor marks one
@@ -69,6 +80,11 @@ export interface RelayOptions {
    * order). Off: one row per correlation per claim, and a claimed batch is finished before the next.
    */
   pipeline?: boolean;
+  /**
+   * The subscribers take every event (the NATS relay): a claim then reads no event types (one lookup
+   * per row less), and every claimed row is read and handed out.
+   */
+  everyEvent?: boolean;
   logger?: Logger;
   now?: () => number;
 }
@@ -77,6 +93,8 @@ export interface RelayOptions {
 const HANDOFF_QUEUE = 2000;
 /** Acknowledged rows per DELETE statement (well under SQLite's bound-parameter limit). */
 const ACK_CHUNK = 500;
+/** Bodies per read of a pipelined claim's events (the same bound). */
+const BODY_CHUNK = 500;
 
 /** Claim rounds per transaction: each round can free one more row of every correlation it finished. */
 const CLAIM_ROUNDS = 4;
@@ -92,6 +110,7 @@ export const RELAY_DEFAULTS = {
   maxAttempts: 25,
   concurrency: 8,
   pipeline: false,
+  everyEvent: false,
 };
 
 /**
@@ -121,6 +140,8 @@ interface ChainedRow extends HandedEvent {
   leaseUntil: number;
   /** From a pipelined claim (it counts against the pipeline's room), not a hand-off. */
   claimed: boolean;
+  /** The event as stored, when it was read for the claim (`Subscriber.handle`'s `body`). */
+  body?: string;
 }
 
 interface ClaimedRow {
@@ -291,7 +312,10 @@ export class Relay {
       return;
     }
     const slot = this.subscribers.some((s) => s.accepts(row.envelope.type));
-    if (slot) await this.slot();
+    if (slot) {
+      const wait = this.slot();
+      if (wait) await wait;
+    }
     try {
       // Checked once its slot is free (the wait for one can be long): handled only with time to spare.
       if (row.leaseUntil - this.opts.leaseMs * LEASE_GUARD < this.opts.now()) {
@@ -307,16 +331,14 @@ export class Relay {
           type: row.envelope.type,
         },
         row.envelope,
+        row.body,
       );
       if (!ok) {
         chain.failed = true;
         this.worker?.wake();
       }
     } finally {
-      if (slot) {
-        this.running--;
-        this.waiting.shift()?.();
-      }
+      if (slot) this.release();
     }
   }
 
@@ -342,10 +364,23 @@ export class Relay {
     this.worker?.wake();
   }
 
-  /** At most `concurrency` hand-offs run their subscribers at once. */
-  private async slot(): Promise<void> {
-    if (this.running >= this.opts.concurrency) await new Promise<void>((r) => this.waiting.push(r));
-    this.running++;
+  /**
+   * At most `concurrency` hand-offs run their subscribers at once. A free slot is taken at once (no
+   * promise: one per event adds up on the NATS path); a full set queues the caller, and `release`
+   * hands it the slot it frees.
+   */
+  private slot(): Promise<void> | undefined {
+    if (this.running < this.opts.concurrency) {
+      this.running++;
+      return undefined;
+    }
+    return new Promise<void>((r) => this.waiting.push(r));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
   }
 
   /** Claims one batch and hands each row to the subscribers; returns how many rows it claimed. */
@@ -404,19 +439,33 @@ export class Relay {
     this.more = more;
     this.lastFull = rows.length >= this.opts.batchSize;
     if (rows.length === 0) return finished;
-    const bodies = await this.log.getMany(rows.map((r) => r.event_id)).catch(() => undefined);
+    const bodies = await this.bodies(rows.map((r) => r.event_id)).catch(() => undefined);
     const ready: ChainedRow[] = [];
     // A correlation's rows join its chain oldest first (RETURNING promises no order).
     rows.sort((a, b) => Number(a.id) - Number(b.id));
     for (const row of rows) {
-      const envelope = bodies?.get(row.event_id) ?? (await this.log.get(row.event_id))?.envelope;
+      const body = bodies?.get(row.event_id);
+      const envelope =
+        body === undefined ? (await this.log.get(row.event_id))?.envelope : (JSON.parse(body) as Envelope);
       if (envelope)
-        ready.push({ id: row.id, envelope, attempts: Number(row.attempts), leaseUntil, claimed: true });
+        ready.push({ id: row.id, envelope, body, attempts: Number(row.attempts), leaseUntil, claimed: true });
       // Not in the log: process() records the failure on the row as the batch path does.
       else await this.process(row);
     }
     this.chain(ready);
     return rows.length + finished;
+  }
+
+  /** The claimed events as stored, by id, in one read per BODY_CHUNK (`EventLog.getMany`, unparsed). */
+  private async bodies(eventIds: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (let i = 0; i < eventIds.length; i += BODY_CHUNK) {
+      const rows = await this.db.query<{ event_id: string; body: string }>(
+        selectEventBodies(eventIds.slice(i, i + BODY_CHUNK)),
+      );
+      for (const r of rows) out.set(r.event_id, r.body);
+    }
+    return out;
   }
 
   /**
@@ -475,6 +524,7 @@ export class Relay {
       leaseUntil: now + this.opts.leaseMs,
       claimedBy: `claimed by ${this.workerId}`,
       limit,
+      types: !this.opts.everyEvent,
     });
   }
 
@@ -486,11 +536,12 @@ export class Relay {
       leaseUntil: now + this.opts.leaseMs,
       claimedBy: `claimed by ${this.workerId}`,
       limit: this.opts.batchSize,
+      types: !this.opts.everyEvent,
     });
   }
 
   /** Hands one row to its subscribers; false when one failed (the row was released for a retry). */
-  private async process(row: ClaimedRow, known?: Envelope): Promise<boolean> {
+  private async process(row: ClaimedRow, known?: Envelope, body?: string): Promise<boolean> {
     let current: Subscriber | undefined;
     try {
       const type = row.type;
@@ -502,11 +553,11 @@ export class Relay {
           if (!sub.accepts(envelope.type)) continue;
           current = sub;
           if (sub.ownsInbox) {
-            await handled(sub, envelope);
+            await handled(sub, envelope, body);
             continue;
           }
           if (await wasProcessed(this.db, sub.name, row.event_id)) continue;
-          await handled(sub, envelope);
+          await handled(sub, envelope, body);
           await markProcessed(this.db, sub.name, row.event_id, this.opts.now());
         }
       }
@@ -545,15 +596,15 @@ export class Relay {
  * A subscriber's handling of one event, as a step of the trace that appended it when there is one
  * (the in-process hand-off runs in the appending request's context); otherwise just the call.
  */
-function handled(sub: Subscriber, envelope: Envelope): Promise<void> {
-  if (!trace.getActiveSpan()) return sub.handle(envelope);
+function handled(sub: Subscriber, envelope: Envelope, body?: string): Promise<void> {
+  if (!trace.getActiveSpan()) return sub.handle(envelope, body);
   return trace.getTracer('switchboard').startActiveSpan(`relay ${sub.name}`, async (span) => {
     span.setAttributes({
       'switchboard.event_id': envelope.event_id,
       'switchboard.event_type': envelope.type,
     });
     try {
-      await sub.handle(envelope);
+      await sub.handle(envelope, body);
     } catch (err) {
       span.recordException(err as Error);
       span.setStatus({ code: SpanStatusCode.ERROR });

@@ -255,6 +255,14 @@ export function selectOutboxAttempts(eventIds: readonly string[]): Sql {
 }
 
 /**
+ * The claimed row's event type, read beside the claim (a lookup in `events` per row) unless `types` is
+ * false: a relay whose subscribers take every event (the NATS relay) needs none, and the body says it.
+ */
+function claimedType(types = true): string {
+  return types ? '(SELECT e.type FROM events e WHERE e.event_id = outbox.event_id) AS type' : 'NULL AS type';
+}
+
+/**
  * The relay's claim: only the oldest open row of a correlation on the topic can be claimed, so a later
  * event never overtakes an earlier one, even across processes, and a topic's retries never hold up
  * another topic's rows (PostgreSQL: `SKIP LOCKED` lets replicas claim side
@@ -262,7 +270,7 @@ export function selectOutboxAttempts(eventIds: readonly string[]): Sql {
  */
 export function claimOutbox(
   dialect: Dialect,
-  c: { topic: string; now: number; leaseUntil: number; claimedBy: string; limit: number },
+  c: { topic: string; now: number; leaseUntil: number; claimedBy: string; limit: number; types?: boolean },
 ): Sql {
   if (dialect === 'sqlite') {
     // One writer, no locks to skip: a correlation's head is the least open id of the topic, found in
@@ -278,7 +286,7 @@ export function claimOutbox(
                    AND ((o.status = 'pending' AND o.available_at <= $4) OR (o.status = 'claimed' AND o.lease_until < $4))
                  ORDER BY o.id LIMIT $5)
                RETURNING id, event_id, attempts, correlation_id,
-                 (SELECT e.type FROM events e WHERE e.event_id = outbox.event_id) AS type`,
+                 ${claimedType(c.types)}`,
       values: [c.leaseUntil, c.claimedBy, c.topic, c.now, c.limit],
     };
   }
@@ -300,7 +308,7 @@ export function claimOutbox(
                      AND p.status <> 'dead')
                ORDER BY o.id LIMIT $5 ${lock})
              RETURNING id, event_id, attempts, correlation_id,
-               (SELECT e.type FROM events e WHERE e.event_id = outbox.event_id) AS type`,
+               ${claimedType(c.types)}`,
     values: [c.leaseUntil, c.claimedBy, c.topic, c.now, c.limit],
   };
 }
@@ -322,6 +330,7 @@ export function claimOutboxFollowers(
     leaseUntil: number;
     claimedBy: string;
     limit: number;
+    types?: boolean;
   },
 ): Sql {
   // Per correlation, not per row: the correlations whose oldest open row is the claimer's, then the
@@ -351,7 +360,7 @@ export function claimOutboxFollowers(
                  AND o.topic = $3 AND o.status NOT IN ('claimed', 'dead') AND o.available_at <= $4
                ORDER BY o.id LIMIT $5)
              RETURNING id, event_id, attempts, correlation_id,
-               (SELECT e.type FROM events e WHERE e.event_id = outbox.event_id) AS type`,
+               ${claimedType(c.types)}`,
     values: [c.leaseUntil, c.claimedBy, c.topic, c.now, c.limit],
   };
 }

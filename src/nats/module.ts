@@ -44,6 +44,7 @@ export function natsRelay(
     concurrency: NATS_IN_FLIGHT,
     batchSize: NATS_BATCH,
     pipeline: true,
+    everyEvent: true,
     ...opts,
   });
   relay.subscribe({
@@ -51,7 +52,8 @@ export function natsRelay(
     accepts: () => true,
     // The stream drops a repeat by its `Nats-Msg-Id`: the publish is its own de-duplication.
     ownsInbox: true,
-    handle: (event) => publisher.publish(event),
+    // `body` (the stored JSON) goes into the CloudEvent as it is: no second serialization per event.
+    handle: (event, body) => publisher.publish(event, body),
   });
   return relay;
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Envelope } from '../envelope/index.js';
+import { canonicalJson, type Envelope } from '../envelope/index.js';
 import { EventLog } from '../log/log.js';
 import { Relay } from '../log/relay.js';
 import { dialects, freshStore, type TestStore } from '../store/testing.js';
@@ -97,6 +97,7 @@ describe.each(DIALECTS)('pipelined relay on %s', (dialect) => {
       pipeline: true,
       batchSize: 10,
       maxAttempts: Number.POSITIVE_INFINITY,
+      everyEvent: true, // as the NATS relay: the claim reads no types
       now: () => clock,
     });
     const failing = envs.filter((e) => e.correlation_id === 'c0')[3]!;
@@ -124,6 +125,27 @@ describe.each(DIALECTS)('pipelined relay on %s', (dialect) => {
     expect(await natsDepth()).toBe(0);
   });
 
+  it('hands each claimed event to the subscriber with its stored JSON, which parses to the same envelope', async () => {
+    store = await freshStore(dialect);
+    const log = new EventLog(store.db, DEFAULTS);
+    const envs = await queued(log, 60, 4);
+    const relay = new Relay(store.db, log, { topic: NATS_TOPIC, pipeline: true, batchSize: 10 });
+    const bodies = new Map<string, string | undefined>();
+    relay.subscribe({
+      name: 'pub',
+      accepts: () => true,
+      ownsInbox: true,
+      handle: async (e, body) => {
+        bodies.set(e.event_id, body);
+        expect(JSON.parse(body ?? 'null')).toEqual(e);
+      },
+    });
+    await relay.drain();
+    expect(bodies.size).toBe(60);
+    // The bytes the hash covers, as stored: what the NATS publisher sends as the CloudEvent's data.
+    for (const e of envs) expect(bodies.get(e.event_id)).toBe(canonicalJson(e));
+  });
+
   it('keeps each correlation in order with two relays claiming one topic side by side', async () => {
     store = await freshStore(dialect);
     const log = new EventLog(store.db, DEFAULTS);
@@ -138,6 +160,7 @@ describe.each(DIALECTS)('pipelined relay on %s', (dialect) => {
         pipeline: true,
         batchSize: 15,
         concurrency: 4,
+        everyEvent: true,
       });
       r.subscribe({
         name: 'pub',
