@@ -118,10 +118,10 @@ function decide(
   if (size > options.max_input_bytes) return finish(decided('deny', 'INPUT_TOO_LARGE', base), trace);
 
   const candidates = compiled.candidates(type, intent.runtime ?? null, intent.tool, intent.kind ?? 'other');
-  let cel: CelContext | undefined;
-  const celContext = () => {
-    cel ??= celContextFor(compiled, intent, ctx, type, now);
-    return cel;
+  let cel: DecisionContext | undefined;
+  const celContext = (r: CompiledRule) => {
+    cel ??= new DecisionContext(compiled, intent, ctx, type, now);
+    return cel.prepare(r.reads);
   };
 
   const matched: CompiledRule[] = [];
@@ -133,7 +133,7 @@ function decide(
       continue;
     }
     try {
-      const value = r.when(celContext());
+      const value = r.when(celContext(r));
       if (value === true) matched.push(r);
       else if (value !== false) throw new Error(`the condition gave ${typeof value}, not bool`);
     } catch (err) {
@@ -285,12 +285,12 @@ function modify(
   winner: CompiledRule,
   plan: Plan,
   options: GateOptions,
-  celContext: () => CelContext,
+  celContext: (r: CompiledRule) => CelContext,
 ): Modified {
   let replacement: unknown;
   if (winner.input_expr) {
     try {
-      const out = fromCel(winner.input_expr(celContext()));
+      const out = fromCel(winner.input_expr(celContext(winner)));
       if (!out.ok) return { ok: false, reason: 'POLICY_ERROR' };
       replacement = out.value;
     } catch {
@@ -320,21 +320,13 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return out;
 }
 
-function celContextFor(
-  compiled: CompiledPolicy,
-  intent: Intent,
-  ctx: GateContext,
-  type: string,
-  now: Date,
-): CelContext {
-  return new DecisionContext(compiled, intent, ctx, type, now) as unknown as CelContext;
-}
-
 /**
- * What CEL reads for one decision. A class, not an object literal with getters: its shape is one
- * hidden class shared by every decision, and building it allocates one object instead of an object
- * in dictionary mode plus a closure per getter (bench/history.ts counts the bytes per decision).
- * Each lazy field is converted for CEL the first time a rule reads it, then kept.
+ * What CEL reads for one decision. The cheap variables are set when it is built; the ones that cost
+ * a conversion (`input`, `args` with its shell parse, `task`, `envelope`, `budgets`, the history
+ * index) are built when the first rule that reads them runs (`prepare`, with the names compile.ts
+ * found in the rule), then kept. They are data properties, not getters: cel-js reads a variable by
+ * name on every use, and a keyed read of a data property is several times cheaper than a getter call.
+ * One class, so every decision's context has the same shape (bench/history.ts).
  */
 class DecisionContext {
   readonly tool: string;
@@ -346,12 +338,14 @@ class DecisionContext {
   readonly resource: string | null;
   readonly runtime: string | null;
   readonly now: Date;
-  private inputCel: unknown;
-  private argsCel: unknown;
-  private taskCel: unknown;
-  private envelopeCel: unknown;
-  private budgetsCel: unknown;
-  private indexView: HistoryView | undefined | null = null;
+  input: unknown = undefined;
+  args: unknown = undefined;
+  task: unknown = undefined;
+  envelope: unknown = undefined;
+  budgets: unknown = undefined;
+  [INDEX_VARIABLE]: HistoryView | undefined = undefined;
+  /** The lazy variables built so far, one bit each (LAZY). */
+  private built = 0;
 
   constructor(
     private readonly compiled: CompiledPolicy,
@@ -370,46 +364,61 @@ class DecisionContext {
     this.now = now;
   }
 
-  get input(): unknown {
-    this.inputCel ??= toCel(this.intent.input);
-    return this.inputCel;
-  }
-
-  // Parsing a shell line costs microseconds: only a rule that reads `args` pays for it.
-  get args(): unknown {
-    this.argsCel ??= toCel(canonicalArgs({ kind: this.kind, args: this.intent.args ?? {} }));
-    return this.argsCel;
-  }
-
-  // The answers of indexed `history.exists` calls (history-index.ts): synced once, on first read.
-  get [INDEX_VARIABLE](): HistoryView | undefined {
-    if (this.indexView === null) this.indexView = this.ctx.window?.index(this.compiled.history);
-    return this.indexView;
-  }
-
-  get task(): unknown {
-    if (this.taskCel === undefined) {
-      const facts = this.ctx.task ?? {};
-      this.taskCel = toCel({
-        id: facts.id ?? null,
-        owner: facts.owner ?? null,
-        steps: facts.steps ?? 0,
-        wall_time_seconds: facts.wall_time_seconds ?? 0,
-      });
+  /** Builds the variables `reads` names that are not built yet; undefined builds every one. */
+  prepare(reads: readonly string[] | undefined): CelContext {
+    if (this.built !== ALL_BUILT) {
+      if (reads === undefined) for (const name of Object.keys(LAZY)) this.build(name);
+      else for (const name of reads) this.build(name);
     }
-    return this.taskCel;
+    return this as unknown as CelContext;
   }
 
-  get envelope(): unknown {
-    this.envelopeCel ??= toCel(this.ctx.envelope ?? { type: this.type });
-    return this.envelopeCel;
-  }
-
-  get budgets(): unknown {
-    this.budgetsCel ??= toCel(this.ctx.budgets ?? {});
-    return this.budgetsCel;
+  private build(name: string): void {
+    const bit = LAZY[name];
+    if (bit === undefined || (this.built & bit) !== 0) return;
+    this.built |= bit;
+    switch (name) {
+      case 'input':
+        this.input = toCel(this.intent.input);
+        return;
+      // Parsing a shell line costs microseconds: only a rule that reads `args` pays for it.
+      case 'args':
+        this.args = toCel(canonicalArgs({ kind: this.kind, args: this.intent.args ?? {} }));
+        return;
+      case 'task': {
+        const facts = this.ctx.task ?? {};
+        this.task = toCel({
+          id: facts.id ?? null,
+          owner: facts.owner ?? null,
+          steps: facts.steps ?? 0,
+          wall_time_seconds: facts.wall_time_seconds ?? 0,
+        });
+        return;
+      }
+      case 'envelope':
+        this.envelope = toCel(this.ctx.envelope ?? { type: this.type });
+        return;
+      case 'budgets':
+        this.budgets = toCel(this.ctx.budgets ?? {});
+        return;
+      // The answers of indexed `history.exists` calls (history-index.ts): synced once, on first read.
+      case INDEX_VARIABLE:
+        this[INDEX_VARIABLE] = this.ctx.window?.index(this.compiled.history);
+        return;
+    }
   }
 }
+
+/** The variables DecisionContext builds on demand, one bit each. */
+const LAZY: Readonly<Record<string, number>> = {
+  input: 1,
+  args: 2,
+  task: 4,
+  envelope: 8,
+  budgets: 16,
+  [INDEX_VARIABLE]: 32,
+};
+const ALL_BUILT = 63;
 
 interface SessionView {
   id: string | null;
