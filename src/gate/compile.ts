@@ -14,10 +14,10 @@ export interface CompiledRule {
   when: CelProgram | undefined;
   input_expr: CelProgram | undefined;
   /**
-   * The variables `when` and `input_expr` can read, from their parse trees: the decision builds only
-   * these before running them (evaluate.ts). Undefined means any of them.
+   * The variables `when` and `input_expr` can read, from their parse trees, one bit each (`readBit`):
+   * the decision builds only these before running them (evaluate.ts). Undefined means any of them.
    */
-  reads?: readonly string[];
+  reads?: number;
   types: ReadonlySet<string> | undefined;
   runtimes: ReadonlySet<string> | undefined;
   kinds: ReadonlySet<string> | undefined;
@@ -40,7 +40,13 @@ export interface CompiledPolicy {
 export type CompileResult = { ok: true; compiled: CompiledPolicy } | { ok: false; problems: PolicyProblem[] };
 
 /** What a rule can read: the declared variables and the history index's hidden one. */
-const VARIABLES: ReadonlySet<string> = new Set([...Object.keys(CEL_VARIABLES), INDEX_VARIABLE]);
+const READABLE: readonly string[] = [...Object.keys(CEL_VARIABLES), INDEX_VARIABLE];
+
+/** The bit of `CompiledRule.reads` for a variable; 0 for a name that is none (a macro's own variable). */
+export function readBit(name: string): number {
+  const i = READABLE.indexOf(name);
+  return i < 0 ? 0 : 1 << i;
+}
 /** Distinct (type, runtime, tool) keys remembered per revision; tool names come from agents, so bounded. */
 const CANDIDATE_CACHE_SIZE = 4_096;
 /** 64 bits of the digest: unique across any realistic number of revisions, short enough to read aloud. */
@@ -67,10 +73,9 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
         path: `rule ${rule.id}: ${path}`,
         message,
       });
-    const reads = new Set<string>();
+    let reads = 0;
     const read = (program: CelProgram) => {
-      for (const name of identifiers((program as { ast?: unknown }).ast))
-        if (VARIABLES.has(name)) reads.add(name);
+      for (const name of identifiers((program as { ast?: unknown }).ast)) reads |= readBit(name);
     };
     let when: CelProgram | undefined;
     if (rule.when.trim() !== 'true') {
@@ -95,7 +100,7 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
       index,
       when,
       input_expr: inputExpr,
-      reads: [...reads],
+      reads,
       types: rule.match?.types ? new Set(rule.match.types) : undefined,
       runtimes: rule.match?.runtimes ? new Set(rule.match.runtimes) : undefined,
       kinds: rule.match?.kinds ? new Set(rule.match.kinds) : undefined,

@@ -3,7 +3,7 @@ import { issueCapability } from './capability.js';
 import { celMessage, fromCel, toCel } from '../cel/index.js';
 import type { CelContext } from './cel.js';
 import type { CompiledPolicy, CompiledRule } from './compile.js';
-import { toolMatcher } from './compile.js';
+import { readBit, toolMatcher } from './compile.js';
 import { defaultGateOptions, type GateOptions } from './config.js';
 import { canonicalJson, sha256Hex } from '../envelope/digest.js';
 import { planDigest } from '../envelope/plan.js';
@@ -344,7 +344,7 @@ class DecisionContext {
   envelope: unknown = undefined;
   budgets: unknown = undefined;
   [INDEX_VARIABLE]: HistoryView | undefined = undefined;
-  /** The lazy variables built so far, one bit each (LAZY). */
+  /** The lazy variables built so far (their LAZY bits). */
   private built = 0;
 
   constructor(
@@ -364,18 +364,14 @@ class DecisionContext {
     this.now = now;
   }
 
-  /** Builds the variables `reads` names that are not built yet; undefined builds every one. */
-  prepare(reads: readonly string[] | undefined): CelContext {
-    if (this.built !== ALL_BUILT) {
-      if (reads === undefined) for (const name of Object.keys(LAZY)) this.build(name);
-      else for (const name of reads) this.build(name);
-    }
+  /** Builds the variables of `reads` (bits of CompiledRule.reads) not built yet; undefined: every one. */
+  prepare(reads: number | undefined): CelContext {
+    const missing = (reads ?? ALL_LAZY) & ALL_LAZY & ~this.built;
+    if (missing !== 0) for (const [name, bit] of LAZY) if ((missing & bit) !== 0) this.build(name, bit);
     return this as unknown as CelContext;
   }
 
-  private build(name: string): void {
-    const bit = LAZY[name];
-    if (bit === undefined || (this.built & bit) !== 0) return;
+  private build(name: string, bit: number): void {
     this.built |= bit;
     switch (name) {
       case 'input':
@@ -409,16 +405,16 @@ class DecisionContext {
   }
 }
 
-/** The variables DecisionContext builds on demand, one bit each. */
-const LAZY: Readonly<Record<string, number>> = {
-  input: 1,
-  args: 2,
-  task: 4,
-  envelope: 8,
-  budgets: 16,
-  [INDEX_VARIABLE]: 32,
-};
-const ALL_BUILT = 63;
+/** The variables DecisionContext builds on demand, with their bits of CompiledRule.reads. */
+const LAZY: ReadonlyArray<readonly [string, number]> = [
+  'input',
+  'args',
+  'task',
+  'envelope',
+  'budgets',
+  INDEX_VARIABLE,
+].map((name) => [name, readBit(name)] as const);
+const ALL_LAZY = LAZY.reduce((all, [, bit]) => all | bit, 0);
 
 interface SessionView {
   id: string | null;
@@ -459,12 +455,34 @@ function sizedPlanDigest(plan: Plan): { size: number; digest: string } | undefin
   if (!isPlainObject(plan.input)) return undefined;
   let input: string;
   try {
-    input = canonicalJson(plan.input);
+    input = flatCanonicalJson(plan.input) ?? canonicalJson(plan.input);
   } catch {
     return undefined;
   }
   const text = `{"action":${canonicalJson(plan.action)},"input":${input},"resource":${canonicalJson(plan.resource)},"tool":${canonicalJson(plan.tool)}}`;
   return { size: Buffer.byteLength(input, 'utf8'), digest: `sha256:${sha256Hex(text)}` };
+}
+
+/** No lone surrogate (ES2024 `isWellFormed`, in Node 20): text RFC 8785 has a form for. */
+const wellFormed = (text: string) => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * RFC 8785 of the usual tool input, an object of strings (`{ command }`, `{ file_path, content }`),
+ * written as `canonicalJson` writes it (keys sorted by code unit, each key and value as
+ * `JSON.stringify` gives it) without its generic walk; undefined for any other input, which then
+ * takes `canonicalJson`. evaluate.test.ts pins the two to the same text.
+ */
+export function flatCanonicalJson(input: Record<string, unknown>): string | undefined {
+  if (typeof input.toJSON === 'function') return undefined;
+  const keys = Object.keys(input).sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const value = input[key];
+    if (typeof value !== 'string' || !wellFormed(value) || !wellFormed(key)) return undefined;
+    out += `${i === 0 ? '' : ','}${JSON.stringify(key)}:${JSON.stringify(value)}`;
+  }
+  return `${out}}`;
 }
 
 /** UTF-8 bytes of the input's JSON, or undefined when it is not a JSON object at all. */
