@@ -124,10 +124,11 @@ function decide(
     return cel.prepare(r.reads);
   };
 
+  // Every candidate is looked at, in order: the list is known before any runs, and sized once.
+  trace.considered = candidates.map((r) => r.rule.id);
   const matched: CompiledRule[] = [];
   let erroredHigh = false;
   for (const r of candidates) {
-    trace.considered.push(r.rule.id);
     if (!r.when) {
       matched.push(r);
       continue;
