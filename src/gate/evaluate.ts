@@ -460,7 +460,7 @@ function sizedPlanDigest(plan: Plan): { size: number; digest: string } | undefin
   } catch {
     return undefined;
   }
-  const text = `{"action":${canonicalJson(plan.action)},"input":${input},"resource":${canonicalJson(plan.resource)},"tool":${canonicalJson(plan.tool)}}`;
+  const text = `{"action":${scalarJson(plan.action)},"input":${input},"resource":${scalarJson(plan.resource)},"tool":${scalarJson(plan.tool)}}`;
   return { size: Buffer.byteLength(input, 'utf8'), digest: `sha256:${sha256Hex(text)}` };
 }
 
@@ -484,6 +484,12 @@ export function flatCanonicalJson(input: Record<string, unknown>): string | unde
     out += `${i === 0 ? '' : ','}${JSON.stringify(key)}:${JSON.stringify(value)}`;
   }
   return `${out}}`;
+}
+
+/** RFC 8785 of the plan's tool, action or resource (a string or null) as `canonicalJson` writes it. */
+function scalarJson(value: unknown): string {
+  if (value === null) return 'null';
+  return typeof value === 'string' && wellFormed(value) ? JSON.stringify(value) : canonicalJson(value);
 }
 
 /** UTF-8 bytes of the input's JSON, or undefined when it is not a JSON object at all. */
