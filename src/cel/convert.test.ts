@@ -17,6 +17,24 @@ describe('toCel', () => {
     toCel(input);
     expect(input.n).toBe(1);
   });
+
+  it('returns a list or object with nothing to convert as it is, and copies only what changes', () => {
+    const strings = { command: 'ls', argv: ['ls', '-l'], commands: [{ program: 'ls', flags: ['-l'] }] };
+    expect(toCel(strings)).toBe(strings);
+    const mixed = { a: ['x'], b: { c: 1 } };
+    const out = toCel(mixed) as typeof mixed;
+    expect(out).not.toBe(mixed);
+    expect(out.a).toBe(mixed.a);
+    expect(out.b).toEqual({ c: 1n });
+  });
+
+  it('still copies an object with an own __proto__ key, which the copy does not keep as a field', () => {
+    const input = JSON.parse('{"__proto__": {"x": "y"}, "a": "b"}') as Record<string, unknown>;
+    const out = toCel(input) as Record<string, unknown>;
+    expect(out).not.toBe(input);
+    expect(Object.hasOwn(out, '__proto__')).toBe(false);
+    expect(out.a).toBe('b');
+  });
 });
 
 describe('fromCel', () => {

@@ -5,16 +5,49 @@ import { celMessage } from './environment.js';
  * number is a double and `input.count + 1` fails with "no such overload". Integral numbers become
  * BigInt here, once per evaluation, so rules are written the way CEL reads (`+ 1`, `> 3`);
  * fractional numbers stay doubles (`input.ratio + 0.5`). Pinned by convert.test.ts.
+ *
+ * A list or object with nothing to convert is returned as it is, not copied: CEL only reads it, and
+ * a decision's input or shell args are mostly strings, so most decisions allocate nothing here. An
+ * object with an own `__proto__` key is still copied, as before: the copy's assignment turns that
+ * key into the prototype, which CEL does not see as a field (convert.test.ts pins both).
  */
 export function toCel(value: unknown): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
-  if (Array.isArray(value)) return value.map(toCel);
-  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value)) out[key] = toCel((value as Record<string, unknown>)[key]);
-    return out;
-  }
+  if (Array.isArray(value)) return listToCel(value);
+  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype)
+    return objectToCel(value as Record<string, unknown>);
   return value;
+}
+
+function listToCel(list: unknown[]): unknown[] {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < list.length; i++) {
+    const v = list[i];
+    const c = toCel(v);
+    if (out) out.push(c);
+    else if (c !== v) {
+      out = list.slice(0, i);
+      out.push(c);
+    }
+  }
+  return out ?? list;
+}
+
+function objectToCel(object: Record<string, unknown>): Record<string, unknown> {
+  const keys = Object.keys(object);
+  let changed = false;
+  const values = new Array<unknown>(keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const v = object[key];
+    const c = toCel(v);
+    values[i] = c;
+    if (c !== v || key === '__proto__') changed = true;
+  }
+  if (!changed) return object;
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < keys.length; i++) out[keys[i]!] = values[i];
+  return out;
 }
 
 export type FromCel = { ok: true; value: unknown } | { ok: false; message: string };

@@ -1,4 +1,5 @@
 import { Environment } from '@marcbachmann/cel-js';
+import { keepPatterns } from './patterns.js';
 
 /**
  * The one way Switchboard builds a CEL environment: the gate's rules, ingress triggers and notify
@@ -74,6 +75,8 @@ export function celEnvironment(spec: CelEnvironmentSpec): CelEnvironment {
           type === expect ||
           (expect === 'map' && type.startsWith('map'));
         if (!fits) return { ok: false, message: `the expression gives ${type}, not ${expect}` };
+        // Checked once here: each `matches` call keeps its compiled pattern (patterns.ts).
+        keepPatterns(parsed.ast);
         return { ok: true, program: parsed as unknown as P };
       } catch (err) {
         return { ok: false, message: celMessage(err) };

@@ -1,2 +1,3 @@
 export * from './convert.js';
 export * from './environment.js';
+export * from './ast.js';

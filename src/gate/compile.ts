@@ -1,6 +1,7 @@
 import { canonicalJson, sha256Hex } from '../envelope/digest.js';
-import { type CelProgram, compileCel } from './cel.js';
-import { HistoryTable, indexCondition, withIndex } from './history-index.js';
+import { identifiers } from '../cel/ast.js';
+import { CEL_VARIABLES, type CelProgram, compileCel } from './cel.js';
+import { HistoryTable, INDEX_VARIABLE, indexCondition, withIndex } from './history-index.js';
 import type { GateOptions, Policy, Rule } from './config.js';
 import type { PolicyProblem, RuleOrigin } from './load.js';
 import { buildToolSchemas, type ToolSchemaRegistry } from './schemas.js';
@@ -12,6 +13,11 @@ export interface CompiledRule {
   /** `undefined` when the condition is the literal `true`: nothing to evaluate. */
   when: CelProgram | undefined;
   input_expr: CelProgram | undefined;
+  /**
+   * The variables `when` and `input_expr` can read, from their parse trees, one bit each (`readBit`):
+   * the decision builds only these before running them (evaluate.ts). Undefined means any of them.
+   */
+  reads?: number;
   types: ReadonlySet<string> | undefined;
   runtimes: ReadonlySet<string> | undefined;
   kinds: ReadonlySet<string> | undefined;
@@ -33,6 +39,14 @@ export interface CompiledPolicy {
 
 export type CompileResult = { ok: true; compiled: CompiledPolicy } | { ok: false; problems: PolicyProblem[] };
 
+/** What a rule can read: the declared variables and the history index's hidden one. */
+const READABLE: readonly string[] = [...Object.keys(CEL_VARIABLES), INDEX_VARIABLE];
+
+/** The bit of `CompiledRule.reads` for a variable; 0 for a name that is none (a macro's own variable). */
+export function readBit(name: string): number {
+  const i = READABLE.indexOf(name);
+  return i < 0 ? 0 : 1 << i;
+}
 /** Distinct (type, runtime, tool) keys remembered per revision; tool names come from agents, so bounded. */
 const CANDIDATE_CACHE_SIZE = 4_096;
 /** 64 bits of the digest: unique across any realistic number of revisions, short enough to read aloud. */
@@ -59,25 +73,34 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
         path: `rule ${rule.id}: ${path}`,
         message,
       });
+    let reads = 0;
+    const read = (program: CelProgram) => {
+      for (const name of identifiers((program as { ast?: unknown }).ast)) reads |= readBit(name);
+    };
     let when: CelProgram | undefined;
     if (rule.when.trim() !== 'true') {
       const compiled = compileCel(rule.when, 'bool');
       if (compiled.ok) {
+        read(compiled.program);
         const indexed = indexCondition(rule.when, compiled.program, history);
+        if (indexed) read(indexed.program);
         when = indexed ? withIndex(compiled.program, indexed) : compiled.program;
       } else problem('when', origin?.when_line, compiled.message);
     }
     let inputExpr: CelProgram | undefined;
     if (rule.input_expr !== undefined) {
       const compiled = compileCel(rule.input_expr, 'map');
-      if (compiled.ok) inputExpr = compiled.program;
-      else problem('input_expr', origin?.input_expr_line, compiled.message);
+      if (compiled.ok) {
+        read(compiled.program);
+        inputExpr = compiled.program;
+      } else problem('input_expr', origin?.input_expr_line, compiled.message);
     }
     rules.push({
       rule,
       index,
       when,
       input_expr: inputExpr,
+      reads,
       types: rule.match?.types ? new Set(rule.match.types) : undefined,
       runtimes: rule.match?.runtimes ? new Set(rule.match.runtimes) : undefined,
       kinds: rule.match?.kinds ? new Set(rule.match.kinds) : undefined,

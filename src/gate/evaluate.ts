@@ -3,7 +3,7 @@ import { issueCapability } from './capability.js';
 import { celMessage, fromCel, toCel } from '../cel/index.js';
 import type { CelContext } from './cel.js';
 import type { CompiledPolicy, CompiledRule } from './compile.js';
-import { toolMatcher } from './compile.js';
+import { readBit, toolMatcher } from './compile.js';
 import { defaultGateOptions, type GateOptions } from './config.js';
 import { canonicalJson, sha256Hex } from '../envelope/digest.js';
 import { planDigest } from '../envelope/plan.js';
@@ -118,22 +118,23 @@ function decide(
   if (size > options.max_input_bytes) return finish(decided('deny', 'INPUT_TOO_LARGE', base), trace);
 
   const candidates = compiled.candidates(type, intent.runtime ?? null, intent.tool, intent.kind ?? 'other');
-  let cel: CelContext | undefined;
-  const celContext = () => {
-    cel ??= celContextFor(compiled, intent, ctx, type, now);
-    return cel;
+  let cel: DecisionContext | undefined;
+  const celContext = (r: CompiledRule) => {
+    cel ??= new DecisionContext(compiled, intent, ctx, type, now);
+    return cel.prepare(r.reads);
   };
 
+  // Every candidate is looked at, in order: the list is known before any runs, and sized once.
+  trace.considered = candidates.map((r) => r.rule.id);
   const matched: CompiledRule[] = [];
   let erroredHigh = false;
   for (const r of candidates) {
-    trace.considered.push(r.rule.id);
     if (!r.when) {
       matched.push(r);
       continue;
     }
     try {
-      const value = r.when(celContext());
+      const value = r.when(celContext(r));
       if (value === true) matched.push(r);
       else if (value !== false) throw new Error(`the condition gave ${typeof value}, not bool`);
     } catch (err) {
@@ -285,12 +286,12 @@ function modify(
   winner: CompiledRule,
   plan: Plan,
   options: GateOptions,
-  celContext: () => CelContext,
+  celContext: (r: CompiledRule) => CelContext,
 ): Modified {
   let replacement: unknown;
   if (winner.input_expr) {
     try {
-      const out = fromCel(winner.input_expr(celContext()));
+      const out = fromCel(winner.input_expr(celContext(winner)));
       if (!out.ok) return { ok: false, reason: 'POLICY_ERROR' };
       replacement = out.value;
     } catch {
@@ -320,21 +321,13 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return out;
 }
 
-function celContextFor(
-  compiled: CompiledPolicy,
-  intent: Intent,
-  ctx: GateContext,
-  type: string,
-  now: Date,
-): CelContext {
-  return new DecisionContext(compiled, intent, ctx, type, now) as unknown as CelContext;
-}
-
 /**
- * What CEL reads for one decision. A class, not an object literal with getters: its shape is one
- * hidden class shared by every decision, and building it allocates one object instead of an object
- * in dictionary mode plus a closure per getter (bench/history.ts counts the bytes per decision).
- * Each lazy field is converted for CEL the first time a rule reads it, then kept.
+ * What CEL reads for one decision. The cheap variables are set when it is built; the ones that cost
+ * a conversion (`input`, `args` with its shell parse, `task`, `envelope`, `budgets`, the history
+ * index) are built when the first rule that reads them runs (`prepare`, with the names compile.ts
+ * found in the rule), then kept. They are data properties, not getters: cel-js reads a variable by
+ * name on every use, and through getters those reads were 7 % of a decision's profile, as data
+ * properties about 1 % (docs/policy.md). One class, so every decision's context has one shape.
  */
 class DecisionContext {
   readonly tool: string;
@@ -346,12 +339,14 @@ class DecisionContext {
   readonly resource: string | null;
   readonly runtime: string | null;
   readonly now: Date;
-  private inputCel: unknown;
-  private argsCel: unknown;
-  private taskCel: unknown;
-  private envelopeCel: unknown;
-  private budgetsCel: unknown;
-  private indexView: HistoryView | undefined | null = null;
+  input: unknown = undefined;
+  args: unknown = undefined;
+  task: unknown = undefined;
+  envelope: unknown = undefined;
+  budgets: unknown = undefined;
+  [INDEX_VARIABLE]: HistoryView | undefined = undefined;
+  /** The lazy variables built so far (their LAZY bits). */
+  private built = 0;
 
   constructor(
     private readonly compiled: CompiledPolicy,
@@ -370,46 +365,57 @@ class DecisionContext {
     this.now = now;
   }
 
-  get input(): unknown {
-    this.inputCel ??= toCel(this.intent.input);
-    return this.inputCel;
+  /** Builds the variables of `reads` (bits of CompiledRule.reads) not built yet; undefined: every one. */
+  prepare(reads: number | undefined): CelContext {
+    const missing = (reads ?? ALL_LAZY) & ALL_LAZY & ~this.built;
+    if (missing !== 0) for (const [name, bit] of LAZY) if ((missing & bit) !== 0) this.build(name, bit);
+    return this as unknown as CelContext;
   }
 
-  // Parsing a shell line costs microseconds: only a rule that reads `args` pays for it.
-  get args(): unknown {
-    this.argsCel ??= toCel(canonicalArgs({ kind: this.kind, args: this.intent.args ?? {} }));
-    return this.argsCel;
-  }
-
-  // The answers of indexed `history.exists` calls (history-index.ts): synced once, on first read.
-  get [INDEX_VARIABLE](): HistoryView | undefined {
-    if (this.indexView === null) this.indexView = this.ctx.window?.index(this.compiled.history);
-    return this.indexView;
-  }
-
-  get task(): unknown {
-    if (this.taskCel === undefined) {
-      const facts = this.ctx.task ?? {};
-      this.taskCel = toCel({
-        id: facts.id ?? null,
-        owner: facts.owner ?? null,
-        steps: facts.steps ?? 0,
-        wall_time_seconds: facts.wall_time_seconds ?? 0,
-      });
+  private build(name: string, bit: number): void {
+    this.built |= bit;
+    switch (name) {
+      case 'input':
+        this.input = toCel(this.intent.input);
+        return;
+      // Parsing a shell line costs microseconds: only a rule that reads `args` pays for it.
+      case 'args':
+        this.args = toCel(canonicalArgs({ kind: this.kind, args: this.intent.args ?? {} }));
+        return;
+      case 'task': {
+        const facts = this.ctx.task ?? {};
+        this.task = toCel({
+          id: facts.id ?? null,
+          owner: facts.owner ?? null,
+          steps: facts.steps ?? 0,
+          wall_time_seconds: facts.wall_time_seconds ?? 0,
+        });
+        return;
+      }
+      case 'envelope':
+        this.envelope = toCel(this.ctx.envelope ?? { type: this.type });
+        return;
+      case 'budgets':
+        this.budgets = toCel(this.ctx.budgets ?? {});
+        return;
+      // The answers of indexed `history.exists` calls (history-index.ts): synced once, on first read.
+      case INDEX_VARIABLE:
+        this[INDEX_VARIABLE] = this.ctx.window?.index(this.compiled.history);
+        return;
     }
-    return this.taskCel;
-  }
-
-  get envelope(): unknown {
-    this.envelopeCel ??= toCel(this.ctx.envelope ?? { type: this.type });
-    return this.envelopeCel;
-  }
-
-  get budgets(): unknown {
-    this.budgetsCel ??= toCel(this.ctx.budgets ?? {});
-    return this.budgetsCel;
   }
 }
+
+/** The variables DecisionContext builds on demand, with their bits of CompiledRule.reads. */
+const LAZY: ReadonlyArray<readonly [string, number]> = [
+  'input',
+  'args',
+  'task',
+  'envelope',
+  'budgets',
+  INDEX_VARIABLE,
+].map((name) => [name, readBit(name)] as const);
+const ALL_LAZY = LAZY.reduce((all, [, bit]) => all | bit, 0);
 
 interface SessionView {
   id: string | null;
@@ -450,12 +456,40 @@ function sizedPlanDigest(plan: Plan): { size: number; digest: string } | undefin
   if (!isPlainObject(plan.input)) return undefined;
   let input: string;
   try {
-    input = canonicalJson(plan.input);
+    input = flatCanonicalJson(plan.input) ?? canonicalJson(plan.input);
   } catch {
     return undefined;
   }
-  const text = `{"action":${canonicalJson(plan.action)},"input":${input},"resource":${canonicalJson(plan.resource)},"tool":${canonicalJson(plan.tool)}}`;
+  const text = `{"action":${scalarJson(plan.action)},"input":${input},"resource":${scalarJson(plan.resource)},"tool":${scalarJson(plan.tool)}}`;
   return { size: Buffer.byteLength(input, 'utf8'), digest: `sha256:${sha256Hex(text)}` };
+}
+
+/** No lone surrogate (ES2024 `isWellFormed`, in Node 20): text RFC 8785 has a form for. */
+const wellFormed = (text: string) => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * RFC 8785 of the usual tool input, an object of strings (`{ command }`, `{ file_path, content }`),
+ * written as `canonicalJson` writes it (keys sorted by code unit, each key and value as
+ * `JSON.stringify` gives it) without its generic walk; undefined for any other input, which then
+ * takes `canonicalJson`. evaluate.test.ts pins the two to the same text.
+ */
+export function flatCanonicalJson(input: Record<string, unknown>): string | undefined {
+  if (typeof input.toJSON === 'function') return undefined;
+  const keys = Object.keys(input).sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const value = input[key];
+    if (typeof value !== 'string' || !wellFormed(value) || !wellFormed(key)) return undefined;
+    out += `${i === 0 ? '' : ','}${JSON.stringify(key)}:${JSON.stringify(value)}`;
+  }
+  return `${out}}`;
+}
+
+/** RFC 8785 of the plan's tool, action or resource (a string or null) as `canonicalJson` writes it. */
+function scalarJson(value: unknown): string {
+  if (value === null) return 'null';
+  return typeof value === 'string' && wellFormed(value) ? JSON.stringify(value) : canonicalJson(value);
 }
 
 /** UTF-8 bytes of the input's JSON, or undefined when it is not a JSON object at all. */
