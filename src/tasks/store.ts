@@ -105,10 +105,14 @@ export class TaskStore {
     set: q.TransitionSet,
     summary: Record<string, unknown>,
     db: Db = this.deps.db,
+    /** Written in the transaction of the change, after its event (`LaunchRequest.started`). */
+    also?: (tx: Db, event: Envelope) => Promise<void>,
   ): Promise<q.TaskRow | undefined> {
     return db.tx(async (tx) => {
       const row = await one<q.TaskRow>(tx, q.transition(id, from, to, this.deps.now(), set));
-      if (row) await this.deps.emit(taskEvent(row, type, summary), tx);
+      if (!row) return row;
+      const event = await this.deps.emit(taskEvent(row, type, summary), tx);
+      await also?.(tx, event);
       return row;
     });
   }
