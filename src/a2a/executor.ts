@@ -268,6 +268,9 @@ export class SkillExecutor implements AgentExecutor {
         title: skill.name,
         cause,
         launch_key: `a2a:${task.id}`,
+        // A run whose gateway died before the spawn is failed at restart either way (tasks' recover):
+        // its spawn mark may as well commit with the task, one commit less before the process starts.
+        spawn_mark_at_submit: true,
         ...(started
           ? {
               started: async (tx: Db, event: Envelope) => {

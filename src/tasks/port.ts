@@ -67,6 +67,14 @@ export interface LaunchRequest {
    * recorded without it (service.test.ts).
    */
   started?: (tx: Db, event: Envelope) => Promise<void>;
+  /**
+   * A command action's spawn mark is written in the transaction that records the task (`submitted`),
+   * not in a commit of its own just before the spawn: one commit less before the process starts. A
+   * crash between that commit and the spawn then reads as "may have run" (`findLaunch`'s `started`)
+   * and the task is failed at restart, never run twice; a launcher that would rather relaunch a task
+   * that never started (ingress, by `findLaunch`) leaves this unset.
+   */
+  spawn_mark_at_submit?: boolean;
 }
 
 /** What the console's task list filters on; the newest tasks come first. */

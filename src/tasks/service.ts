@@ -71,6 +71,8 @@ interface Run {
   resetSteps: boolean;
   /** The launcher's record of the start, in its transaction (`LaunchRequest.started`). */
   started?: LaunchRequest['started'];
+  /** The spawn mark was written with the task (`LaunchRequest.spawn_mark_at_submit`). */
+  spawnMarked?: boolean;
 }
 
 /**
@@ -166,6 +168,7 @@ export class TaskRunner implements TaskService {
       summary: {},
       resetSteps: false,
       ...(req.started ? { started: req.started } : {}),
+      ...(row.spawn_at !== null ? { spawnMarked: true } : {}),
     });
   }
 
@@ -344,7 +347,7 @@ export class TaskRunner implements TaskService {
     const env = this.agentEnv(row.id, secret, r.inputFile, r.env, Number(row.depth), Number(row.hop_count));
     const spec = { argv: r.argv, cwd: r.cwd, env, stdinFile: r.inputFile, logDir: this.taskDir(row.id) };
     // Written ahead of the spawn: after a crash anywhere from here on, "may have run" is the answer.
-    await this.store.markSpawn(row.id);
+    if (!r.spawnMarked) await this.store.markSpawn(row.id);
     const started = await startProcess(spec).catch((err: Error) => ({
       ok: false as const,
       error: err.message,

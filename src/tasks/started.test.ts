@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Envelope } from '../envelope/index.js';
 import type { Db } from '../store/port.js';
@@ -47,5 +49,27 @@ describe.each(await dialects())("the launcher's record of a run's start (%s)", (
     // One start, from the second transaction: the first one's event went with its rollback.
     expect(types.filter((t) => t === 'agent.task.started')).toHaveLength(1);
     expect(types).toContain('agent.task.completed');
+  });
+
+  it('writes the spawn mark with the task when asked: a launch stopped before its spawn reads as may-have-run', async () => {
+    // A work dir that cannot be made: the launch fails after its task is recorded, before any spawn.
+    const blocked = join(h.workDir, 'not-a-dir');
+    writeFileSync(blocked, '');
+    const b = await harness(dialect, { config: { work_dir: blocked } });
+    try {
+      const ask = async (spawn_mark_at_submit: boolean, key: string) => {
+        const req = await launchRequest(
+          b,
+          { type: 'command', command: agentCommand('ok') },
+          { launch_key: key, spawn_mark_at_submit },
+        );
+        expect((await b.runner.launch(req)).state).toBe('failed');
+        return (await b.runner.findLaunch(key))?.started;
+      };
+      expect(await ask(true, 'early_1')).toBe(true);
+      expect(await ask(false, 'late_1')).toBe(false);
+    } finally {
+      await b.cleanup();
+    }
   });
 });

@@ -51,7 +51,10 @@ export class TaskStore {
     return one<q.TaskRow>(this.deps.db, q.selectTask(id));
   }
 
-  /** Records a new task as `submitted` with its `agent.task.submitted` event. */
+  /**
+   * Records a new task as `submitted` with its `agent.task.submitted` event, and its spawn mark with
+   * them when the launcher asks (`LaunchRequest.spawn_mark_at_submit`).
+   */
   async submit(req: LaunchRequest, action: StoredAction, limits: Limits, id?: string): Promise<q.TaskRow> {
     const cause = req.cause;
     return this.deps.db.tx(async (tx) => {
@@ -93,6 +96,8 @@ export class TaskStore {
       }
       const summary = action.type === 'notify' ? { channels: action.channels } : {};
       await this.deps.emit(taskEvent(row, 'agent.task.submitted', summary), tx);
+      if (req.spawn_mark_at_submit && action.type === 'command')
+        return (await one<q.TaskRow>(tx, q.markSpawnReturning(row.id, this.deps.now()))) ?? row;
       return row;
     });
   }
