@@ -37,13 +37,16 @@ const COMMAND = [
 
 interface Arrivals {
   url: string;
+  /** The gateway's commit count when each push arrived, by `<task id> <state>`. */
+  commitsAt: Map<string, number>;
   /** Resolves at the arrival of the push of `state` for the task. */
   wait(taskId: string, state: string): Promise<number>;
   close(): Promise<void>;
 }
 
-async function receiver(): Promise<Arrivals> {
+async function receiver(commits: () => number = () => 0): Promise<Arrivals> {
   const seen = new Map<string, number>();
+  const commitsAt = new Map<string, number>();
   const waiting = new Map<string, (t: number) => void>();
   const server = createServer((req, res) => {
     let body = '';
@@ -56,6 +59,7 @@ async function receiver(): Promise<Arrivals> {
         const update = (JSON.parse(body) as { statusUpdate?: { taskId: string; status: { state: string } } })
           .statusUpdate;
         if (update) key = `${update.taskId} ${update.status.state}`;
+        if (update) commitsAt.set(key, commits());
       } catch {
         // the baseline's body
       }
@@ -70,6 +74,7 @@ async function receiver(): Promise<Arrivals> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    commitsAt,
     wait: (taskId, state) => {
       const key = taskId === 'bare' ? 'bare' : `${taskId} ${state}`;
       const at = seen.get(key);
@@ -112,7 +117,7 @@ export async function benchA2ALatency(): Promise<string[]> {
 
 async function latency(writer: 'inline' | 'thread'): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'sb-bench-a2a-lat-'));
-  const rx = await receiver();
+  const rx = await receiver(() => db.stats().commits);
   const db = new SqliteDb({ path: join(dir, 'a2a.db'), synchronous: 'full', writer });
   await migrate(db, appMigrations());
   const config = parseConfig({
@@ -135,7 +140,10 @@ async function latency(writer: 'inline' | 'thread'): Promise<string[]> {
     modules: [coreModule(), deliveryModule(), tasksModule(), a2aModule()],
   });
   server.services.config.server.public_url = server.url;
+  /** Commits from each request to its WORKING push's arrival (the receiver runs in this process). */
+  const toWorking: number[] = [];
   const send = async (i: number): Promise<number> => {
+    const c0 = db.stats().commits;
     const t0 = performance.now();
     const res = await fetch(`${server.url}/a2a`, {
       method: 'POST',
@@ -154,6 +162,9 @@ async function latency(writer: 'inline' | 'thread'): Promise<string[]> {
     const id = answer.result?.task?.id;
     if (!id) throw new Error(`SendMessage failed: ${JSON.stringify(answer.error ?? answer)}`);
     const working = await rx.wait(id, 'TASK_STATE_WORKING');
+    const key = `${id} TASK_STATE_WORKING`;
+    if (i >= 0) toWorking.push((rx.commitsAt.get(key) ?? Number.NaN) - c0);
+    rx.commitsAt.delete(key);
     // One task at a time: the next message starts on a quiet gateway.
     await rx.wait(id, 'TASK_STATE_COMPLETED');
     return working - t0;
@@ -196,6 +207,11 @@ async function latency(writer: 'inline' | 'thread'): Promise<string[]> {
         'this process, every thread; the skill process not counted',
       ),
       line('commits per message (to the COMPLETED push)', fmt(commits, 1), 'group commit merges some'),
+      line(
+        'commits from the request to the WORKING push',
+        fmt(toWorking.reduce((a, b) => a + b, 0) / toWorking.length, 1),
+        'mean; counted when the push arrives',
+      ),
     ];
   } finally {
     await server.stop();

@@ -87,6 +87,12 @@ export interface ExecutorDeps {
   takeInlinePush?(key: string): ((tx: Db, taskId: string) => Promise<void>) | undefined;
   /** Records an end with no task event behind it, with its event and terminal push (`record.ts`). */
   end(taskId: string, end: OwnEnd): Promise<boolean>;
+  /**
+   * Records a launched run's start (WORKING, its push, the link) in the tasks module's transaction
+   * that makes it (`LaunchRequest.started`, `subscriber.ts` `startedInLaunch`); absent: the subscriber
+   * records it after the relay.
+   */
+  started?(tx: Db, taskId: string, event: Envelope): Promise<void>;
   now: () => number;
 }
 
@@ -249,6 +255,9 @@ export class SkillExecutor implements AgentExecutor {
       await ended.done;
       return;
     }
+    // Set once the start's own record (which links the task) has committed.
+    let linked = false;
+    const started = this.d.started;
     try {
       const view = await this.d.tasks().launch({
         trigger_id: `a2a.${skill.id}`,
@@ -259,8 +268,21 @@ export class SkillExecutor implements AgentExecutor {
         title: skill.name,
         cause,
         launch_key: `a2a:${task.id}`,
+        // A run whose gateway died before the spawn is failed at restart either way (tasks' recover):
+        // its spawn mark may as well commit with the task, one commit less before the process starts.
+        spawn_mark_at_submit: true,
+        ...(started
+          ? {
+              started: async (tx: Db, event: Envelope) => {
+                await started(tx, task.id, event);
+                tx.afterCommit(() => {
+                  linked = true;
+                });
+              },
+            }
+          : {}),
       });
-      await this.d.db.query(q.linkSwitchboardTask(task.id, view.id));
+      if (!linked) await this.d.db.query(q.linkSwitchboardTask(task.id, view.id));
       // A cancel that came while the launch was under way found no Switchboard task to stop: stop it now.
       const by = this.canceled.get(task.id);
       if (by) await cancelSwitchboardTask(this.d.db, this.d.tasks(), task.id, by, this.d.end);

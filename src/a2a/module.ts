@@ -21,7 +21,7 @@ import { loadServerSdk } from './sdk.js';
 import { A2APushStore, A2ATaskStore, type CheckedPushConfig, taskFromRow } from './store.js';
 import { isTerminal } from './states.js';
 import { type OwnEnd, recordEnd } from './record.js';
-import { taskEventSubscriber } from './subscriber.js';
+import { startedInLaunch, taskEventSubscriber } from './subscriber.js';
 import * as q from './sql.js';
 
 const sections = { a2a: a2aConfigSchema.prefault({}) };
@@ -202,6 +202,19 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
         ...(delivery
           ? { pushed: (tx, row, update, event) => enqueuePushes(tx, delivery, row, update, event) }
           : {}),
+        started: (tx, taskId, event) =>
+          startedInLaunch(
+            {
+              updates,
+              now: s.now,
+              ...(delivery
+                ? { changed: (t, row, update, e) => enqueuePushes(t, delivery, row, update, e) }
+                : {}),
+            },
+            tx,
+            taskId,
+            event,
+          ),
         now: s.now,
       });
       const build = async () => {

@@ -80,7 +80,9 @@ export function pushDestination(url: string): string {
 /**
  * One delivery per push config of the task, in the transaction that records the change; the task
  * event's id is the delivery's event id, so a redelivered event makes no second row. A terminal push
- * goes in the priority lane (retried until delivered); after it nothing more is pushed.
+ * goes in the priority lane (retried until delivered); after it nothing more is pushed. Each is sent
+ * by this process right after the commit (`DeliveryPort.enqueueNow`: leased in this transaction, so
+ * the first attempt waits for no claim and its commit); the row stays the crash path.
  */
 export async function enqueuePushes(
   tx: Db,
@@ -94,7 +96,8 @@ export async function enqueuePushes(
   const body = pushBody(update);
   for (const c of configs) {
     const payload: PushPayload = { eventId: event.event_id, taskId: row.id, configId: c.id, body };
-    await delivery.enqueue(tx, {
+    const enqueue = delivery.enqueueNow ?? delivery.enqueue;
+    await enqueue.call(delivery, tx, {
       eventId: event.event_id,
       destination: pushDestination(c.url),
       // Not a channel Message: the delivery engine hands a dynamic sender its payload as stored.

@@ -41,7 +41,9 @@ const TERMINAL = `('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANC
  * Inserts a task or replaces its body: the SDK's saves and the executor's first write (`store.ts`).
  * Such a write never enters, leaves or swaps an ended state (an older snapshot, or the SDK's own
  * CANCELED for a task with no run attached): only `changeTask`, the state machine of `change.ts`,
- * ends a task, so a terminal state is recorded, and pushed, once. Owner and cause never change.
+ * ends a task, so a terminal state is recorded, and pushed, once. Nor does it move a task back to
+ * SUBMITTED (the SDK's save of the task it was first handed, after the run's start was recorded in
+ * the launch's transaction). Owner and cause never change.
  */
 export function upsertTask(r: {
   id: string;
@@ -61,7 +63,8 @@ export function upsertTask(r: {
        input_claim = CASE WHEN a2a_tasks.state = $5 THEN a2a_tasks.input_claim ELSE NULL END,
        input_claim_at = CASE WHEN a2a_tasks.state = $5 THEN a2a_tasks.input_claim_at ELSE NULL END
      WHERE a2a_tasks.state = excluded.state
-       OR (a2a_tasks.state NOT IN ${TERMINAL} AND excluded.state NOT IN ${TERMINAL})`,
+       OR (a2a_tasks.state NOT IN ${TERMINAL} AND excluded.state NOT IN ${TERMINAL}
+           AND excluded.state <> 'TASK_STATE_SUBMITTED')`,
     r.id,
     r.owner,
     r.contextId,

@@ -68,8 +68,10 @@ export class A2ATaskStore implements TaskStore {
    */
   async save(task: Task, ctx: ServerCallContext): Promise<void> {
     const row = (await this.d.db.query<q.A2ATaskRow>(q.selectTask(task.id)))[0];
-    if (row && row.state === stateName(task.status?.state) && row.task === JSON.stringify(Task.toJSON(task)))
-      return;
+    const state = stateName(task.status?.state);
+    if (row && row.state === state && row.task === JSON.stringify(Task.toJSON(task))) return;
+    // The first snapshot, saved after the run's start was already recorded: refused anyway (`q.upsertTask`).
+    if (row && state === 'TASK_STATE_SUBMITTED' && row.state !== state) return;
     await this.write(this.d.db, task, principalOf(ctx).name, null);
   }
 

@@ -1,10 +1,10 @@
 import { type Artifact, type Part, type Task, type TaskState, TaskState as States } from '@a2a-js/sdk';
 import type { Envelope } from '../envelope/index.js';
-import { once } from '../log/inbox.js';
+import { markProcessed, once } from '../log/inbox.js';
 import type { Subscriber } from '../log/relay.js';
 import type { Db } from '../store/port.js';
 import { agentMessage, type Update, type Updates } from './executor.js';
-import { stateForEvent, stateName, TASK_EVENTS } from './states.js';
+import { stateForEvent, TASK_EVENTS } from './states.js';
 import { type Change, changeTask } from './change.js';
 import { taskFromRow } from './store.js';
 import * as q from './sql.js';
@@ -262,6 +262,10 @@ function taskEventChange(
   task: Task,
   seen: SeenApproval | undefined,
 ): { task: Task; update: Update } | undefined {
+  // Every A2A task is written SUBMITTED when it is made (the executor), so `submitted` has nothing to
+  // say, and relayed after the run's start was recorded in the launch's own transaction (on
+  // PostgreSQL the relay claims it after that commit) it would move the task back from WORKING.
+  if (event.type === 'agent.task.submitted') return undefined;
   const state = stateForEvent(event.type)!;
   if (event.type === 'agent.task.completed' && task.status?.state === States.TASK_STATE_INPUT_REQUIRED)
     return exitWhileWaiting(event, row, task, seen);
@@ -308,11 +312,8 @@ export function taskEventSubscriber(d: SubscriberDeps): Subscriber {
       ].filter((x) => x !== undefined);
       if (finds.length === 0) return;
       // A new task is SUBMITTED from the start, its push sent from the executor's commit: the
-      // Switchboard task's `submitted` changes nothing, so it costs no transaction.
-      if (event.type === 'agent.task.submitted' && event.causation_id) {
-        const born = (await d.db.query<q.A2ATaskRow>(q.selectTaskByCause(event.causation_id)))[0];
-        if (born?.state === stateName(States.TASK_STATE_SUBMITTED)) return;
-      }
+      // Switchboard task's `submitted` changes nothing (`taskEventChange`), so it costs no transaction.
+      if (event.type === 'agent.task.submitted') return;
       // Read outside the transaction: an approval's end matters only to a task whose agent exited
       // waiting on it, and an exit while INPUT_REQUIRED needs its approval's state.
       let seen: SeenApproval | undefined;
@@ -354,4 +355,33 @@ export function taskEventSubscriber(d: SubscriberDeps): Subscriber {
       if (done.ran && done.value) d.updates.emit(done.value);
     },
   };
+}
+
+/**
+ * The start of a run the executor launched (`agent.task.started`), recorded in the tasks module's
+ * transaction that makes it (`LaunchRequest.started`), as the subscriber would record it once the relay
+ * handed the event over: the WORKING state, the task's link to its Switchboard task, the pushes (sent
+ * by this process right after the commit) and the subscriber's inbox mark commit with the task event,
+ * so nothing between the spawn and the push waits for the relay or a claim (bench `a2a-latency`). Only
+ * the start: what follows it (reports, the exit) is the subscriber's, in the log's order, so the end is
+ * always recorded after the run's last report. A task that has ended (a cancel won) is only marked.
+ */
+export async function startedInLaunch(
+  d: Pick<SubscriberDeps, 'updates' | 'now' | 'changed'>,
+  tx: Db,
+  a2aTaskId: string,
+  event: Envelope,
+): Promise<void> {
+  if (event.type !== 'agent.task.started') return;
+  const row = (await tx.query<q.A2ATaskRow>(q.selectTask(a2aTaskId)))[0];
+  if (!row) return; // not an A2A task of this gateway's: the subscriber's lookup decides
+  const made = await changeTask(tx, row, (r, current) => eventChange(event, r, current, undefined), d.now());
+  // The event was appended in this transaction: nobody can have handled it yet.
+  await markProcessed(tx, SUBSCRIBER, event.event_id, d.now());
+  if (!row.sb_task_id && event.execution.task_id)
+    await tx.query(q.linkSwitchboardTask(row.id, event.execution.task_id));
+  if (!made) return;
+  await d.changed?.(tx, made.row, made.change.update, event);
+  const update = made.change.update;
+  tx.afterCommit(() => d.updates.emit(update));
 }

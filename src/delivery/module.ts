@@ -152,6 +152,10 @@ export function deliveryModule(opts: DeliveryModuleOptions = {}): DeliveryModule
       secret: (name) => env[name],
       dynamic,
       effects: () => s.effects,
+      immediate: {
+        admitNow: (tx, destination) => e.admitNow(tx, destination),
+        sendLeased: (row) => e.sendLeased(row),
+      },
     });
     service.addSender = (sender) => {
       senders.set(sender.type, sender);

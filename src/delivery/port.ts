@@ -45,6 +45,16 @@ export interface DeliveryPort extends Outbound {
   channelHealth?(): Promise<ChannelHealth[]>;
   /** Registers a sender for `<type>:<id>` destinations (see `DynamicSender`); a module calls it at start. */
   addSender?(sender: DynamicSender): void;
+  /**
+   * `enqueue` for a `DynamicSender`'s destination, sent by this process right after the caller's
+   * commit instead of after a claim in another commit. The row is written already claimed, with a
+   * claim's lease, in the caller's transaction (admitted there against the destination's breaker and
+   * rate bucket), so no claimer repeats the send while it is in flight, and a crash before the send
+   * leaves the row to the lease sweep and the normal claim. A row that cannot go at once (its first
+   * attempt delayed by the schedule, the destination deferring it, the engine not running) is queued
+   * as `enqueue` queues it.
+   */
+  enqueueNow?: Outbound['enqueue'];
 }
 
 export interface EndpointView {

@@ -1,6 +1,7 @@
 import type { Envelope } from '../envelope/index.js';
 import type { Principal } from '../kernel/module.js';
 import { port } from '../kernel/port.js';
+import type { Db } from '../store/port.js';
 
 /** A2A-aligned task states (docs/ARCHITECTURE.md, task lifecycle). */
 export type TaskState =
@@ -57,6 +58,23 @@ export interface LaunchRequest {
    * the same key returns the task the first one made and runs nothing. Recorded before anything runs.
    */
   launch_key?: string;
+  /**
+   * The launcher's own record of the run's start, written in the transaction that moves the task to
+   * `working` at its spawn and appends `agent.task.started` (`event`), so what the launcher derives from
+   * the start commits with it instead of a commit later (the A2A WORKING state and its push). Only the
+   * start: every later change (reports, the exit, a cancel) reaches the launcher through the relay, in
+   * the order the log has them. A hook that throws costs nothing but its write: the start is then
+   * recorded without it (service.test.ts).
+   */
+  started?: (tx: Db, event: Envelope) => Promise<void>;
+  /**
+   * A command action's spawn mark is written in the transaction that records the task (`submitted`),
+   * not in a commit of its own just before the spawn: one commit less before the process starts. A
+   * crash between that commit and the spawn then reads as "may have run" (`findLaunch`'s `started`)
+   * and the task is failed at restart, never run twice; a launcher that would rather relaunch a task
+   * that never started (ingress, by `findLaunch`) leaves this unset.
+   */
+  spawn_mark_at_submit?: boolean;
 }
 
 /** What the console's task list filters on; the newest tasks come first. */

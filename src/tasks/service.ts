@@ -69,6 +69,10 @@ interface Run {
   event: EventType;
   summary: Record<string, unknown>;
   resetSteps: boolean;
+  /** The launcher's record of the start, in its transaction (`LaunchRequest.started`). */
+  started?: LaunchRequest['started'];
+  /** The spawn mark was written with the task (`LaunchRequest.spawn_mark_at_submit`). */
+  spawnMarked?: boolean;
 }
 
 /**
@@ -163,6 +167,8 @@ export class TaskRunner implements TaskService {
       event: 'agent.task.started',
       summary: {},
       resetSteps: false,
+      ...(req.started ? { started: req.started } : {}),
+      ...(row.spawn_at !== null ? { spawnMarked: true } : {}),
     });
   }
 
@@ -341,7 +347,7 @@ export class TaskRunner implements TaskService {
     const env = this.agentEnv(row.id, secret, r.inputFile, r.env, Number(row.depth), Number(row.hop_count));
     const spec = { argv: r.argv, cwd: r.cwd, env, stdinFile: r.inputFile, logDir: this.taskDir(row.id) };
     // Written ahead of the spawn: after a crash anywhere from here on, "may have run" is the answer.
-    await this.store.markSpawn(row.id);
+    if (!r.spawnMarked) await this.store.markSpawn(row.id);
     const started = await startProcess(spec).catch((err: Error) => ({
       ok: false as const,
       error: err.message,
@@ -363,10 +369,7 @@ export class TaskRunner implements TaskService {
       last_activity_at: this.deps.now(),
       ...(r.resetSteps ? { steps: 0 } : {}),
     };
-    const moved = await this.store.move(row.id, r.from, 'working', r.event, set, {
-      ...r.summary,
-      pid: p.pid,
-    });
+    const moved = await this.toWorking(row.id, r, set, { ...r.summary, pid: p.pid });
     if (!moved) {
       p.terminate(0);
       revokeKey(this.deps.keys, secret);
@@ -388,6 +391,28 @@ export class TaskRunner implements TaskService {
       .catch((err) => this.deps.logger.error({ err, taskId: row.id }, 'could not record a task exit'));
     this.live.set(row.id, live);
     return q.toView(moved);
+  }
+
+  /**
+   * The move to `working` at the spawn, with the launcher's record of it when it has one. A record
+   * that fails rolls the whole move back (on PostgreSQL a failed statement ends the transaction): the
+   * move is made again without it, and the launcher learns of the start through the relay as of any
+   * other change, rather than the run failing for a write that was only a shortcut.
+   */
+  private async toWorking(
+    id: string,
+    r: Run,
+    set: q.TransitionSet,
+    summary: Record<string, unknown>,
+  ): Promise<q.TaskRow | undefined> {
+    if (r.started) {
+      try {
+        return await this.store.move(id, r.from, 'working', r.event, set, summary, undefined, r.started);
+      } catch (err) {
+        this.deps.logger.warn({ err, taskId: id }, "the launcher's record of a task's start failed");
+      }
+    }
+    return this.store.move(id, r.from, 'working', r.event, set, summary);
   }
 
   private async finish(id: string, live: Live, exit: Exit): Promise<void> {

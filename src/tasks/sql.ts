@@ -130,6 +130,14 @@ export function markSpawn(id: string, now: number): Sql {
   return { text: 'UPDATE tasks SET spawn_at = $2 WHERE id = $1 AND spawn_at IS NULL', values: [id, now] };
 }
 
+/** `markSpawn` in the transaction that records the task, returning the row (`spawn_mark_at_submit`). */
+export function markSpawnReturning(id: string, now: number): Sql {
+  return {
+    text: 'UPDATE tasks SET spawn_at = $2 WHERE id = $1 AND spawn_at IS NULL RETURNING *',
+    values: [id, now],
+  };
+}
+
 export function selectTask(id: string): Sql {
   return { text: 'SELECT * FROM tasks WHERE id = $1', values: [id] };
 }

@@ -51,7 +51,10 @@ export class TaskStore {
     return one<q.TaskRow>(this.deps.db, q.selectTask(id));
   }
 
-  /** Records a new task as `submitted` with its `agent.task.submitted` event. */
+  /**
+   * Records a new task as `submitted` with its `agent.task.submitted` event, and its spawn mark with
+   * them when the launcher asks (`LaunchRequest.spawn_mark_at_submit`).
+   */
   async submit(req: LaunchRequest, action: StoredAction, limits: Limits, id?: string): Promise<q.TaskRow> {
     const cause = req.cause;
     return this.deps.db.tx(async (tx) => {
@@ -93,6 +96,8 @@ export class TaskStore {
       }
       const summary = action.type === 'notify' ? { channels: action.channels } : {};
       await this.deps.emit(taskEvent(row, 'agent.task.submitted', summary), tx);
+      if (req.spawn_mark_at_submit && action.type === 'command')
+        return (await one<q.TaskRow>(tx, q.markSpawnReturning(row.id, this.deps.now()))) ?? row;
       return row;
     });
   }
@@ -105,10 +110,14 @@ export class TaskStore {
     set: q.TransitionSet,
     summary: Record<string, unknown>,
     db: Db = this.deps.db,
+    /** Written in the transaction of the change, after its event (`LaunchRequest.started`). */
+    also?: (tx: Db, event: Envelope) => Promise<void>,
   ): Promise<q.TaskRow | undefined> {
     return db.tx(async (tx) => {
       const row = await one<q.TaskRow>(tx, q.transition(id, from, to, this.deps.now(), set));
-      if (row) await this.deps.emit(taskEvent(row, type, summary), tx);
+      if (!row) return row;
+      const event = await this.deps.emit(taskEvent(row, type, summary), tx);
+      await also?.(tx, event);
       return row;
     });
   }

@@ -157,6 +157,60 @@ export class DeliveryEngine {
   async stop(): Promise<void> {
     await this.worker?.stop();
     this.worker = undefined;
+    await Promise.all([...this.sending]);
+  }
+
+  /** Sends of rows enqueued by this process, leased at their enqueue (`admitNow`, `sendLeased`). */
+  private readonly sending = new Set<Promise<void>>();
+
+  /**
+   * For a row about to be enqueued in `tx` and sent by this process right after the commit
+   * (`DeliveryPort.enqueueNow`): its destination's breaker and rate bucket admit it here, in the
+   * enqueuing transaction, as a claim would, and it is to be written `claimed` with the lease a claim
+   * gives, so no claimer (here or on another replica) takes it while it is in flight. Undefined when
+   * it must wait for the normal claim: the engine is not running, the destination is not a module's
+   * own (`addSender`), as many such sends as the lanes' batches are in flight already, or the
+   * endpoint defers or refuses it (the claim then admits it again).
+   * `admitted` saves the endpoint's new state: the caller runs it once the row is inserted (a
+   * duplicate row took nothing from the bucket).
+   */
+  async admitNow(
+    tx: Db,
+    destination: string,
+  ): Promise<{ leaseUntil: number; admitted: () => Promise<void> } | undefined> {
+    if (!this.worker || this.o.channels()[destination] || !this.o.dynamic?.(destination)) return undefined;
+    // As many in flight as the lanes' batches at most: past that a flood waits for the claim.
+    if (this.sending.size >= this.loops * this.batchSize) return undefined;
+    const now = this.o.now();
+    const state = await this.loadEndpoint(tx, destination, now);
+    const { state: next, verdicts } = admitGroup(state, 1, now, this.o.policies);
+    if (verdicts[0]?.kind !== 'send') return undefined;
+    return {
+      leaseUntil: now + this.leaseMs,
+      admitted: () => this.saveEndpoint(tx, destination, next, now),
+    };
+  }
+
+  /**
+   * Sends a row `admitNow` leased, once its transaction has committed, and settles it as a pass
+   * settles its batch. A crash before or during the send leaves the row claimed until its lease runs
+   * out; the sweep then makes it due again (or sends it to reconciliation) exactly as for a worker that
+   * died mid-attempt (crash.test.ts, send-now.test.ts).
+   */
+  sendLeased(row: q.DeliveryRow): void {
+    const sender = this.o.dynamic?.(row.destination);
+    const message = parseMessage(row.message ?? '');
+    if (!sender || !message) return; // left to the lease: the sweep hands it to the normal path
+    const sent: Promise<void> = this.send({ row, kind: senderKind(sender), config: undefined, message })
+      .then((f) => (f ? this.complete([f]) : undefined))
+      .catch((err: unknown) =>
+        this.o.logger?.error(
+          { err, deliveryId: row.id },
+          'delivery: a send at enqueue failed; its lease will run out',
+        ),
+      )
+      .finally(() => this.sending.delete(sent));
+    this.sending.add(sent);
   }
 
   /**

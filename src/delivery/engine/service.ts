@@ -91,6 +91,7 @@ export const MAX_LIST = 1000;
 /** Implements the `DeliveryPort` (src/delivery/port.ts; notify's `Outbound`), and the admin API's calls. */
 export interface DeliveryService extends DeliveryPort {
   enqueue(tx: Db, input: EnqueueInput): Promise<Enqueued>;
+  enqueueNow(tx: Db, input: EnqueueInput): Promise<Enqueued>;
   list(filter?: ListFilter): Promise<DeliveryView[]>;
   replay(filter: ReplayFilter): Promise<ReplayOutcome>;
   endpoints(): Promise<EndpointView[]>;
@@ -130,6 +131,14 @@ export interface ServiceDeps {
   dynamic?: (destination: string) => DynamicSender | undefined;
   /** The effect ledger, when the effects module runs: each delivery is prepared in the enqueue's transaction. */
   effects?: () => EffectsPort | undefined;
+  /** The engine's send at enqueue (`enqueueNow`): its admission in the transaction, its send after it. */
+  immediate?: {
+    admitNow(
+      tx: Db,
+      destination: string,
+    ): Promise<{ leaseUntil: number; admitted: () => Promise<void> } | undefined>;
+    sendLeased(row: q.DeliveryRow): void;
+  };
 }
 
 export function view(r: q.DeliveryRow): DeliveryView {
@@ -152,7 +161,119 @@ export function view(r: q.DeliveryRow): DeliveryView {
 }
 
 export function createDeliveryService(d: ServiceDeps): DeliveryService {
+  async function enqueue(tx: Db, input: EnqueueInput, sendNow = false): Promise<Enqueued> {
+    const configured = d.channels()[input.destination];
+    const sender = configured ? undefined : d.dynamic?.(input.destination);
+    const entry = configured ?? (sender ? { type: sender.type } : undefined);
+    if (!entry) throw new AppError('not_found', `no channel named ${input.destination} is configured`);
+    const m = input.message as Partial<Message> | null;
+    // A dynamic sender's payload is its own shape; like a Message it carries the event id.
+    const isMessage = typeof m?.title === 'string' && typeof m?.kind === 'string';
+    if (typeof m !== 'object' || m === null || (!sender && !isMessage))
+      throw new AppError('bad_request', 'the message is not a channel Message');
+    if (m.eventId !== input.eventId)
+      throw new AppError('bad_request', 'the message eventId must be the delivery event id');
+    const now = d.now();
+    const id = newId('delivery', now);
+    // Its attempts, later and in a worker, continue the trace that queued it (in this process).
+    rememberTrace(id);
+    // A dynamic destination's URL is the caller's to check (when it is made, and at connect time).
+    const refused =
+      d.policy && configured ? blockedTarget(configured, d.secret ?? (() => undefined), d.policy) : undefined;
+    const row: q.DeliveryRow = {
+      id,
+      event_id: input.eventId,
+      correlation_id: input.correlationId ?? input.eventId,
+      destination: input.destination,
+      channel_type: entry.type,
+      message: JSON.stringify(input.message),
+      payload_ref: null,
+      status: 'pending',
+      priority: input.priority === 'high' ? 1 : 0,
+      attempts: 0,
+      next_attempt_at: d.retry ? firstAttemptAt(d.retry, now) : now,
+      lease_until: null,
+      last_status: null,
+      last_error: null,
+      last_response: null,
+      created_at: now,
+      updated_at: now,
+    };
+    // A URL the guard refuses is refused under this config whatever the lane: dead at once, with the
+    // `blocked` event a connect-time refusal writes, instead of a row the priority lane retries forever.
+    const blocked = refused && {
+      reason: refused.blocked.reason,
+      detail: `channels.${input.destination}.${refused.target.key}${refused.target.env ? ` ($${refused.target.env})` : ''}: ${refused.blocked.detail}`,
+    };
+    const finished = blocked && {
+      row,
+      attempt: 0,
+      result: { sent: false, durationMs: 0, error: 'blocked' as const, blocked },
+      outcome: { kind: 'dead' as const, reason: `blocked: ${blocked.reason}` },
+    };
+    // Sent at once: admitted now and leased as a claim leases, when its first attempt is due now.
+    const leased =
+      sendNow && sender && !finished && row.next_attempt_at <= now
+        ? await d.immediate?.admitNow(tx, row.destination)
+        : undefined;
+    if (leased) {
+      row.status = 'claimed';
+      row.lease_until = leased.leaseUntil;
+    }
+    const rows = await tx.query<{ id: string }>(
+      q.insertDelivery({
+        id,
+        eventId: row.event_id,
+        correlationId: row.correlation_id,
+        destination: row.destination,
+        channelType: row.channel_type,
+        message: row.message,
+        payloadRef: null,
+        priority: row.priority,
+        nextAttemptAt: row.next_attempt_at,
+        now,
+        ...(finished ? { status: 'dead' as const, lastError: errorOf(finished.outcome) } : {}),
+        ...(leased ? { status: 'claimed' as const, leaseUntil: leased.leaseUntil } : {}),
+      }),
+    );
+    const effects = rows[0] ? d.effects?.() : undefined;
+    if (effects) await effects.prepared(deliveryEffect(row), tx);
+    if (rows[0] && finished) {
+      await d.log.appendMany([settle(finished).event], tx);
+      const receipt = effects && receiptOf(finished, 'dead');
+      if (effects && receipt) await effects.receipted(receipt.key, receipt.receipt, tx);
+      tx.afterCommit(() => {
+        d.onAppended?.(['integration.delivery.blocked']);
+        d.log.notify();
+      });
+      return { id, created: true };
+    }
+    if (rows[0] && leased) {
+      await leased.admitted();
+      tx.afterCommit(() => d.immediate?.sendLeased(row));
+      return { id, created: true };
+    }
+    if (rows[0]) {
+      // Wake the engine once the caller's transaction has committed: earlier, it would find nothing.
+      tx.afterCommit(() => d.wake?.());
+      return { id, created: true };
+    }
+    const existing = await tx.query<{ id: string }>(q.deliveryIdFor(input.eventId, input.destination));
+    return { id: existing[0]?.id ?? id, created: false };
+  }
+
   return {
+    enqueue: (tx, input) => enqueue(tx, input),
+    /**
+     * `enqueue`, and the row sent by this process as soon as the caller's transaction commits, instead
+     * of after a claim in a commit of its own (one commit less before the send). The durable row stays
+     * the crash path: it is written `claimed` with a claim's lease (no claimer takes it while the send
+     * is in flight), so a crash before the send leaves it to the lease sweep and the normal claim. A
+     * row that cannot go at once (a first attempt the schedule delays, a destination that defers or
+     * refuses it, a configured channel, the engine stopped) is queued as `enqueue` queues it.
+     */
+    enqueueNow: (tx, input) => enqueue(tx, input, true),
+
     channel: (name) => d.channels()[name] as ChannelConfig | undefined,
     channelList: () =>
       Object.entries(d.channels())
@@ -216,94 +337,6 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
       }
       return restored;
     },
-    async enqueue(tx, input) {
-      const configured = d.channels()[input.destination];
-      const sender = configured ? undefined : d.dynamic?.(input.destination);
-      const entry = configured ?? (sender ? { type: sender.type } : undefined);
-      if (!entry) throw new AppError('not_found', `no channel named ${input.destination} is configured`);
-      const m = input.message as Partial<Message> | null;
-      // A dynamic sender's payload is its own shape; like a Message it carries the event id.
-      const isMessage = typeof m?.title === 'string' && typeof m?.kind === 'string';
-      if (typeof m !== 'object' || m === null || (!sender && !isMessage))
-        throw new AppError('bad_request', 'the message is not a channel Message');
-      if (m.eventId !== input.eventId)
-        throw new AppError('bad_request', 'the message eventId must be the delivery event id');
-      const now = d.now();
-      const id = newId('delivery', now);
-      // Its attempts, later and in a worker, continue the trace that queued it (in this process).
-      rememberTrace(id);
-      // A dynamic destination's URL is the caller's to check (when it is made, and at connect time).
-      const refused =
-        d.policy && configured
-          ? blockedTarget(configured, d.secret ?? (() => undefined), d.policy)
-          : undefined;
-      const row: q.DeliveryRow = {
-        id,
-        event_id: input.eventId,
-        correlation_id: input.correlationId ?? input.eventId,
-        destination: input.destination,
-        channel_type: entry.type,
-        message: JSON.stringify(input.message),
-        payload_ref: null,
-        status: 'pending',
-        priority: input.priority === 'high' ? 1 : 0,
-        attempts: 0,
-        next_attempt_at: d.retry ? firstAttemptAt(d.retry, now) : now,
-        lease_until: null,
-        last_status: null,
-        last_error: null,
-        last_response: null,
-        created_at: now,
-        updated_at: now,
-      };
-      // A URL the guard refuses is refused under this config whatever the lane: dead at once, with the
-      // `blocked` event a connect-time refusal writes, instead of a row the priority lane retries forever.
-      const blocked = refused && {
-        reason: refused.blocked.reason,
-        detail: `channels.${input.destination}.${refused.target.key}${refused.target.env ? ` ($${refused.target.env})` : ''}: ${refused.blocked.detail}`,
-      };
-      const finished = blocked && {
-        row,
-        attempt: 0,
-        result: { sent: false, durationMs: 0, error: 'blocked' as const, blocked },
-        outcome: { kind: 'dead' as const, reason: `blocked: ${blocked.reason}` },
-      };
-      const rows = await tx.query<{ id: string }>(
-        q.insertDelivery({
-          id,
-          eventId: row.event_id,
-          correlationId: row.correlation_id,
-          destination: row.destination,
-          channelType: row.channel_type,
-          message: row.message,
-          payloadRef: null,
-          priority: row.priority,
-          nextAttemptAt: row.next_attempt_at,
-          now,
-          ...(finished ? { status: 'dead' as const, lastError: errorOf(finished.outcome) } : {}),
-        }),
-      );
-      const effects = rows[0] ? d.effects?.() : undefined;
-      if (effects) await effects.prepared(deliveryEffect(row), tx);
-      if (rows[0] && finished) {
-        await d.log.appendMany([settle(finished).event], tx);
-        const receipt = effects && receiptOf(finished, 'dead');
-        if (effects && receipt) await effects.receipted(receipt.key, receipt.receipt, tx);
-        tx.afterCommit(() => {
-          d.onAppended?.(['integration.delivery.blocked']);
-          d.log.notify();
-        });
-        return { id, created: true };
-      }
-      if (rows[0]) {
-        // Wake the engine once the caller's transaction has committed: earlier, it would find nothing.
-        tx.afterCommit(() => d.wake?.());
-        return { id, created: true };
-      }
-      const existing = await tx.query<{ id: string }>(q.deliveryIdFor(input.eventId, input.destination));
-      return { id: existing[0]?.id ?? id, created: false };
-    },
-
     async list(filter = {}) {
       const limit = Math.min(Math.max(1, filter.limit ?? 100), MAX_LIST);
       const rows = await d.db.query<q.DeliveryRow>(

@@ -60,13 +60,17 @@ export function insertDelivery(d: {
   priority: number;
   nextAttemptAt: number;
   now: number;
-  /** `dead` for a delivery refused at enqueue (a blocked URL): it is never claimed. */
-  status?: 'pending' | 'dead';
+  /**
+   * `dead` for a delivery refused at enqueue (a blocked URL): it is never claimed. `claimed` (with
+   * `leaseUntil`) for one this process sends right after the commit (`DeliveryPort.enqueueNow`).
+   */
+  status?: 'pending' | 'dead' | 'claimed';
   lastError?: string | null;
+  leaseUntil?: number;
 }): Sql {
   return {
-    text: `INSERT INTO deliveries (id, event_id, correlation_id, destination, channel_type, message, payload_ref, status, priority, attempts, next_attempt_at, last_error, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $11, $10, 0, $8, $12, $9, $9)
+    text: `INSERT INTO deliveries (id, event_id, correlation_id, destination, channel_type, message, payload_ref, status, priority, attempts, next_attempt_at, last_error, created_at, updated_at, lease_until)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $11, $10, 0, $8, $12, $9, $9, $13)
 ON CONFLICT (event_id, destination) DO NOTHING RETURNING id`,
     values: [
       d.id,
@@ -81,6 +85,7 @@ ON CONFLICT (event_id, destination) DO NOTHING RETURNING id`,
       d.priority,
       d.status ?? 'pending',
       d.lastError ?? null,
+      d.leaseUntil ?? null,
     ],
   };
 }
