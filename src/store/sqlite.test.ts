@@ -246,25 +246,48 @@ describe('synchronous=full with the writer inline: the WAL sync off the event lo
     expect(again.stats().commits).toBe(1);
   });
 
-  it('lets the next group commit while a sync runs, and answers it only after a sync that began after its COMMIT', async () => {
+  it('lets the next group commit and start its own sync while one runs; a later sync answers every earlier commit', async () => {
     const sync = heldSync();
     const { db } = await reopened({ syncFile: sync.syncFile });
     const first = db.tx((tx) => insert(tx, 'one'));
+    const firstDone = settled(first);
     await tick();
     expect(sync.calls).toHaveLength(1);
     const second = db.tx((tx) => insert(tx, 'two'));
     const third = db.tx((tx) => insert(tx, 'three'));
-    const secondDone = settled(second);
     await tick();
-    // Both later transactions committed in one group while the first sync was held: no second sync yet.
-    expect(sync.calls).toHaveLength(1);
+    // Both later transactions committed in one group while the first sync was held, and its sync began.
+    expect(sync.calls).toHaveLength(2);
+    // The newer sync returning makes the older commit durable too: both groups are answered.
+    sync.calls.splice(1, 1)[0]!.done(null);
+    await Promise.all([first, second, third]);
+    expect(firstDone()).toBe(true);
     sync.release();
-    await first;
+    expect(await ids(db)).toEqual(['one', 'three', 'two']);
+  });
+
+  it('holds commits past four syncs under way for one shared sync', async () => {
+    const sync = heldSync();
+    const { db } = await reopened({ syncFile: sync.syncFile });
+    const early: Promise<unknown>[] = [];
+    for (let i = 0; i < 4; i++) {
+      early.push(db.tx((tx) => insert(tx, `e${i}`)));
+      await tick();
+    }
+    expect(sync.calls).toHaveLength(4);
+    const late = [db.tx((tx) => insert(tx, 'l1')), db.tx((tx) => insert(tx, 'l2'))];
+    const lateDone = settled(Promise.all(late));
     await tick();
-    expect(secondDone()).toBe(false);
-    expect(sync.calls).toHaveLength(1);
+    expect(sync.calls).toHaveLength(4);
+    // The oldest sync returns: its commit is answered, and the waiting commits share one new sync.
+    sync.calls.shift()!.done(null);
+    await early[0];
+    await tick();
+    expect(lateDone()).toBe(false);
+    expect(sync.calls).toHaveLength(4);
+    sync.calls.pop()!.done(null);
+    await Promise.all([...early, ...late]);
     sync.release();
-    await Promise.all([second, third]);
   });
 
   it('fails every waiting and later transaction with store_unavailable and calls onFatal once when a sync fails', async () => {

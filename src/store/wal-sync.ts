@@ -5,6 +5,9 @@ import { AppError } from '../errors/index.js';
 /** `fs.fdatasync`'s shape; a test passes one it controls. */
 export type SyncFile = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
 
+/** Syncs under way at once (`WalSync.maxRunning`). */
+const MAX_RUNNING = 4;
+
 interface Waiters {
   promise: Promise<void>;
   resolve: () => void;
@@ -29,8 +32,8 @@ function waiters(): Waiters {
  * then `durable()` runs `fdatasync` on the WAL file in libuv's thread pool while the event loop goes on
  * (serving HTTP, running the next group's statements). A transaction is answered, and its after-commit
  * hooks wake workers, only once the sync that began after its COMMIT has returned: the same frames on
- * disk, in the same order, as SQLite's own fsync at COMMIT under FULL. Commits that land while a sync
- * runs share the next one (group commit on the sync, as on the COMMIT).
+ * disk, in the same order, as SQLite's own fsync at COMMIT under FULL. A commit's sync starts at once
+ * while fewer than `maxRunning` run; past that, commits wait and share the next one.
  *
  * Until then the commit is visible on this process's connections but not durable, so reads outside a
  * transaction wait for `pending` first: nobody is shown a row that a power cut could take back. A
@@ -41,7 +44,8 @@ function waiters(): Waiters {
  */
 export class WalSync {
   private fd: number | undefined;
-  private running = false;
+  /** Syncs under way, oldest first; each resolves its own waiters and every older batch's. */
+  private readonly running: Waiters[] = [];
   private next: Waiters | undefined;
   private latest: Promise<void> | undefined;
   private failed: AppError | undefined;
@@ -51,6 +55,12 @@ export class WalSync {
     private readonly path: string,
     private readonly onFatal: (err: AppError) => void,
     private readonly syncFile: SyncFile = fdatasync,
+    /**
+     * Syncs allowed under way at once. A commit's own sync starts at once instead of after the one
+     * running: fdatasync makes durable everything written before it was called, whatever other syncs
+     * of the file are doing, so the later one finishing answers every earlier commit too.
+     */
+    private readonly maxRunning = MAX_RUNNING,
   ) {}
 
   /** Called right after a COMMIT returned: resolves once that commit is on disk. */
@@ -75,7 +85,7 @@ export class WalSync {
   }
 
   private start(): void {
-    if (this.running || !this.next) return;
+    if (this.running.length >= this.maxRunning || !this.next) return;
     const batch = this.next;
     this.next = undefined;
     let fd: number;
@@ -85,15 +95,17 @@ export class WalSync {
       this.fail(batch, err);
       return;
     }
-    this.running = true;
+    this.running.push(batch);
     this.syncFile(fd, (err) => {
-      this.running = false;
       if (err) {
         this.fail(batch, err);
         return;
       }
+      // This sync covers every commit made before it began: its batch and every older one.
+      const at = this.running.indexOf(batch);
+      if (at < 0) return;
+      for (const done of this.running.splice(0, at + 1)) done.resolve();
       if (this.latest === batch.promise) this.latest = undefined;
-      batch.resolve();
       this.start();
     });
   }
@@ -119,6 +131,7 @@ export class WalSync {
     const first = this.failed === undefined;
     this.failed ??= new AppError('store_unavailable', undefined, undefined, { cause: err });
     batch.reject(this.failed);
+    for (const other of this.running.splice(0)) other.reject(this.failed);
     this.next?.reject(this.failed);
     this.next = undefined;
     if (first) this.onFatal(this.failed);
