@@ -456,40 +456,12 @@ function sizedPlanDigest(plan: Plan): { size: number; digest: string } | undefin
   if (!isPlainObject(plan.input)) return undefined;
   let input: string;
   try {
-    input = flatCanonicalJson(plan.input) ?? canonicalJson(plan.input);
+    input = canonicalJson(plan.input);
   } catch {
     return undefined;
   }
-  const text = `{"action":${scalarJson(plan.action)},"input":${input},"resource":${scalarJson(plan.resource)},"tool":${scalarJson(plan.tool)}}`;
+  const text = `{"action":${canonicalJson(plan.action)},"input":${input},"resource":${canonicalJson(plan.resource)},"tool":${canonicalJson(plan.tool)}}`;
   return { size: Buffer.byteLength(input, 'utf8'), digest: `sha256:${sha256Hex(text)}` };
-}
-
-/** No lone surrogate (ES2024 `isWellFormed`, in Node 20): text RFC 8785 has a form for. */
-const wellFormed = (text: string) => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
-
-/**
- * RFC 8785 of the usual tool input, an object of strings (`{ command }`, `{ file_path, content }`),
- * written as `canonicalJson` writes it (keys sorted by code unit, each key and value as
- * `JSON.stringify` gives it) without its generic walk; undefined for any other input, which then
- * takes `canonicalJson`. evaluate.test.ts pins the two to the same text.
- */
-export function flatCanonicalJson(input: Record<string, unknown>): string | undefined {
-  if (typeof input.toJSON === 'function') return undefined;
-  const keys = Object.keys(input).sort();
-  let out = '{';
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    const value = input[key];
-    if (typeof value !== 'string' || !wellFormed(value) || !wellFormed(key)) return undefined;
-    out += `${i === 0 ? '' : ','}${JSON.stringify(key)}:${JSON.stringify(value)}`;
-  }
-  return `${out}}`;
-}
-
-/** RFC 8785 of the plan's tool, action or resource (a string or null) as `canonicalJson` writes it. */
-function scalarJson(value: unknown): string {
-  if (value === null) return 'null';
-  return typeof value === 'string' && wellFormed(value) ? JSON.stringify(value) : canonicalJson(value);
 }
 
 /** UTF-8 bytes of the input's JSON, or undefined when it is not a JSON object at all. */

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../envelope/digest.js';
 import type { CompiledPolicy } from './compile.js';
 import { readBit } from './compile.js';
-import { evaluateWithTrace, flatCanonicalJson } from './evaluate.js';
+import { evaluateWithTrace } from './evaluate.js';
 import { HistoryWindow } from './history.js';
 import { compileYaml } from './testing.js';
 import type { GateContext, HistoryEntry, Intent } from './types.js';
@@ -130,26 +129,5 @@ describe('the decision context', () => {
     expect(reads('prod')).toBe(bits('resource', 'action'));
     expect(reads('curl-after-fetch')).toBe(bits('history', 'args', '__hx'));
     expect(readBit('c')).toBe(0);
-  });
-});
-
-describe('flatCanonicalJson', () => {
-  it.each<Record<string, unknown>>([
-    { command: 'npm test' },
-    { z: 'last', a: 'first', M: 'upper', ä: 'umlaut', '': 'empty key' },
-    { file_path: '/tmp/ä €.txt', content: 'a\nb\t"q" \\ \u2028 \u0007 😀' },
-    {},
-  ])('writes an object of strings as canonicalJson does (%#)', (input) => {
-    expect(flatCanonicalJson(input)).toBe(canonicalJson(input));
-  });
-
-  it.each<Record<string, unknown>>([
-    { n: 1 },
-    { a: 'x', b: null },
-    { a: ['x'] },
-    { a: undefined },
-    { a: 'x\ud800' },
-  ])('leaves anything else to canonicalJson (%#)', (input) => {
-    expect(flatCanonicalJson(input)).toBeUndefined();
   });
 });

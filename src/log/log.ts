@@ -191,16 +191,7 @@ export class EventLog {
         await tx.query(q.insertEvents(rows.slice(i, i + INSERT_CHUNK)));
       }
       if (!handoff) {
-        for (let i = 0; i < envelopes.length; i += ENQUEUE_CHUNK) {
-          const chunk = envelopes.slice(i, i + ENQUEUE_CHUNK);
-          await tx.query(
-            q.insertOutboxMany(
-              chunk.map((e) => ({ eventId: e.event_id, correlationId: e.correlation_id })),
-              BUS_TOPIC,
-              now,
-            ),
-          );
-        }
+        await queueOn(BUS_TOPIC, envelopes, tx, now);
         queued = envelopes.length;
       } else {
         for (const env of envelopes) {
@@ -258,14 +249,7 @@ export class EventLog {
 
   /** The rows of `alsoQueue`'s topics for `envelopes`, in their order, into the append's transaction. */
   private async queueTopics(envelopes: readonly Envelope[], tx: Db, now: number): Promise<void> {
-    for (const topic of this.topics) {
-      for (let i = 0; i < envelopes.length; i += ENQUEUE_CHUNK) {
-        const rows = envelopes
-          .slice(i, i + ENQUEUE_CHUNK)
-          .map((e) => ({ eventId: e.event_id, correlationId: e.correlation_id }));
-        await tx.query(q.insertOutboxMany(rows, topic, now));
-      }
-    }
+    for (const topic of this.topics) await queueOn(topic, envelopes, tx, now);
   }
 
   /**
@@ -277,13 +261,7 @@ export class EventLog {
   async enqueue(envs: readonly Envelope[], topic: string, db: Db = this.db): Promise<void> {
     if (topic === BUS_TOPIC) throw new Error(`topic ${BUS_TOPIC} is written by append, not enqueue`);
     if (envs.length === 0) return;
-    const now = this.now();
-    for (let i = 0; i < envs.length; i += ENQUEUE_CHUNK) {
-      const rows = envs
-        .slice(i, i + ENQUEUE_CHUNK)
-        .map((e) => ({ eventId: e.event_id, correlationId: e.correlation_id }));
-      await db.query(q.insertOutboxMany(rows, topic, now));
-    }
+    await queueOn(topic, envs, db, this.now());
     if (db.inTransaction) db.afterCommit(() => this.notify());
     else this.notify();
   }
@@ -392,4 +370,14 @@ export function eventColumns(env: Envelope): q.EventColumns {
     taskId: env.execution.task_id,
     sessionId: env.execution.session_id,
   };
+}
+
+/** Outbox rows on `topic` for `envelopes`, in their order, ENQUEUE_CHUNK per statement. */
+async function queueOn(topic: string, envelopes: readonly Envelope[], db: Db, now: number): Promise<void> {
+  for (let i = 0; i < envelopes.length; i += ENQUEUE_CHUNK) {
+    const rows = envelopes
+      .slice(i, i + ENQUEUE_CHUNK)
+      .map((e) => ({ eventId: e.event_id, correlationId: e.correlation_id }));
+    await db.query(q.insertOutboxMany(rows, topic, now));
+  }
 }
