@@ -8,12 +8,15 @@ import {
 } from '../breaker.js';
 import { type BucketState, initialBucket, type RateConfig, take, throttle } from '../ratelimit.js';
 import type { Outcome } from '../retry.js';
+import type { Db } from '../../store/port.js';
+import * as q from './sql.js';
 import type { EndpointRow } from './sql.js';
 
 /**
- * The per-destination state every replica shares (breaker, rate bucket, disabled flag), and the two
+ * The per-destination state every replica shares (breaker, rate bucket, disabled flag), the two
  * pure folds the engine runs over it inside a transaction: admission of a claimed group before
- * sending, and recording of the group's outcomes after. Pinned by `endpoint.test.ts`.
+ * sending, and recording of the group's outcomes after (pinned by `endpoint.test.ts`), and the row's
+ * load and save in that transaction.
  */
 
 export interface EndpointState {
@@ -109,4 +112,34 @@ export function recordGroup(
 export function breakerLevel(s: EndpointState): number {
   if (s.disabled) return 3;
   return { closed: 0, half_open: 1, open: 2, disabled: 3 }[s.breaker.state];
+}
+
+/** The destination's row, read (and locked, on PostgreSQL) in the caller's transaction. */
+export async function loadEndpoint(
+  tx: Db,
+  dest: string,
+  now: number,
+  p: EndpointPolicy,
+): Promise<EndpointState> {
+  const rows = await tx.query<EndpointRow>(q.selectEndpoint(tx.dialect, dest));
+  if (rows.length === 0 && tx.dialect === 'postgres') {
+    // Create it, then lock it: concurrent first attempts to a new endpoint must not both win.
+    const fresh = parseEndpoint(undefined, now, p);
+    await tx.query(q.ensureEndpoint(dest, JSON.stringify(fresh.breaker), JSON.stringify(fresh.bucket), now));
+    const again = await tx.query<EndpointRow>(q.selectEndpoint(tx.dialect, dest));
+    return parseEndpoint(again[0], now, p);
+  }
+  return parseEndpoint(rows[0], now, p);
+}
+
+export async function saveEndpoint(tx: Db, dest: string, s: EndpointState, now: number): Promise<void> {
+  await tx.query(
+    q.upsertEndpoint({
+      destination: dest,
+      breaker: JSON.stringify(s.breaker),
+      bucket: JSON.stringify(s.bucket),
+      disabled: s.disabled,
+      now,
+    }),
+  );
 }

@@ -24,7 +24,7 @@ import {
   refusal,
   settle,
 } from './settle.js';
-import { admitGroup, breakerLevel, type EndpointState, parseEndpoint, recordGroup } from './endpoint.js';
+import { admitGroup, breakerLevel, loadEndpoint, recordGroup, saveEndpoint } from './endpoint.js';
 import type { DeliveryMetrics } from './metrics.js';
 import {
   credentialFingerprint,
@@ -182,12 +182,12 @@ export class DeliveryEngine {
     // As many in flight as the lanes' batches at most: past that a flood waits for the claim.
     if (this.sending.size >= this.loops * this.batchSize) return undefined;
     const now = this.o.now();
-    const state = await this.loadEndpoint(tx, destination, now);
+    const state = await loadEndpoint(tx, destination, now, this.o.policies);
     const { state: next, verdicts } = admitGroup(state, 1, now, this.o.policies);
     if (verdicts[0]?.kind !== 'send') return undefined;
     return {
       leaseUntil: now + this.leaseMs,
-      admitted: () => this.saveEndpoint(tx, destination, next, now),
+      admitted: () => saveEndpoint(tx, destination, next, now),
     };
   }
 
@@ -373,9 +373,9 @@ export class DeliveryEngine {
           if ((await tx.query(q.clearChannelRevoked(dest))).length > 0)
             restored.push(restoredEvent(dest, mark.since, 'credential_changed'));
         }
-        const state = await this.loadEndpoint(tx, dest, now);
+        const state = await loadEndpoint(tx, dest, now, this.o.policies);
         const { state: next, verdicts } = admitGroup(state, group.length, now, this.o.policies);
-        await this.saveEndpoint(tx, dest, next, now);
+        await saveEndpoint(tx, dest, next, now);
         for (const [i, row] of group.entries()) {
           const v = verdicts[i] ?? { kind: 'send' };
           if (v.kind === 'defer') {
@@ -510,14 +510,14 @@ export class DeliveryEngine {
         const group = byDest.get(dest) ?? [];
         const sent = group.filter((f) => f.attempt > Number(f.row.attempts));
         if (sent.length > 0) {
-          const state = await this.loadEndpoint(tx, dest, now);
+          const state = await loadEndpoint(tx, dest, now, this.o.policies);
           const { state: next, disabledNow } = recordGroup(
             state,
             sent.map((f) => f.outcome),
             now,
             this.o.policies,
           );
-          await this.saveEndpoint(tx, dest, next, now);
+          await saveEndpoint(tx, dest, next, now);
           levels.set(dest, breakerLevel(next));
           if (disabledNow)
             inputs.push({
@@ -585,32 +585,6 @@ export class DeliveryEngine {
     for (const [dest, level] of levels) this.o.metrics?.breaker.set({ destination: dest }, level);
     this.appended(types);
     return next ? this.claimed(next) : undefined;
-  }
-
-  private async loadEndpoint(tx: Db, dest: string, now: number): Promise<EndpointState> {
-    const rows = await tx.query<q.EndpointRow>(q.selectEndpoint(tx.dialect, dest));
-    if (rows.length === 0 && tx.dialect === 'postgres') {
-      // Create it, then lock it: concurrent first attempts to a new endpoint must not both win.
-      const fresh = parseEndpoint(undefined, now, this.o.policies);
-      await tx.query(
-        q.ensureEndpoint(dest, JSON.stringify(fresh.breaker), JSON.stringify(fresh.bucket), now),
-      );
-      const again = await tx.query<q.EndpointRow>(q.selectEndpoint(tx.dialect, dest));
-      return parseEndpoint(again[0], now, this.o.policies);
-    }
-    return parseEndpoint(rows[0], now, this.o.policies);
-  }
-
-  private async saveEndpoint(tx: Db, dest: string, s: EndpointState, now: number): Promise<void> {
-    await tx.query(
-      q.upsertEndpoint({
-        destination: dest,
-        breaker: JSON.stringify(s.breaker),
-        bucket: JSON.stringify(s.bucket),
-        disabled: s.disabled,
-        now,
-      }),
-    );
   }
 
   private appended(types: string[]): void {
