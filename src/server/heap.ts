@@ -111,7 +111,10 @@ export function growWhenBusy(
 export function collectStartupGarbage(): void {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
-  if (operatorChose(/compact[-_]on[-_]every[-_]full[-_]gc/)) return gc();
+  if (operatorChose(/compact[-_]on[-_]every[-_]full[-_]gc/)) {
+    gc();
+    return;
+  }
   setFlagsFromString('--compact-on-every-full-gc');
   try {
     gc();
