@@ -1,10 +1,10 @@
-import { trace } from '@opentelemetry/api';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { MiddlewareHandler } from 'hono';
 import type { ApiKeyConfig } from '../config/schema.js';
 import { AppError } from '../errors/index.js';
+import { activeSpan, tracer } from '../trace/span.js';
 import type { AppEnv, Principal, Role } from './module.js';
 
 interface KeyEntry {
@@ -110,7 +110,7 @@ export function requireRole(keys: KeyRing, ...roles: Role[]): MiddlewareHandler<
   return async (c, next) => {
     const token = bearer(c.req.header('authorization'));
     // A step of the request's trace when one is running (telemetry on); otherwise nothing at all.
-    const span = trace.getActiveSpan() ? trace.getTracer('switchboard').startSpan('auth') : undefined;
+    const span = activeSpan() ? tracer().startSpan('auth') : undefined;
     const principal = token ? keys.resolve(token) : undefined;
     span?.setAttributes({
       'switchboard.role': principal?.role ?? 'none',

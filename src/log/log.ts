@@ -1,4 +1,3 @@
-import { trace } from '@opentelemetry/api';
 import {
   buildEnvelope,
   canonicalJson,
@@ -8,6 +7,7 @@ import {
   type EnvelopeInput,
 } from '../envelope/index.js';
 import { AppError } from '../errors/index.js';
+import { activeSpan, tracer } from '../trace/span.js';
 import type { Db } from '../store/port.js';
 import { linkHash } from './chain.js';
 import * as q from './sql.js';
@@ -117,8 +117,8 @@ export class EventLog {
 
   async appendMany(inputs: EnvelopeInput[], db?: Db): Promise<Envelope[]> {
     // A step of the request's trace when one is running (telemetry on); otherwise nothing at all.
-    if (!trace.getActiveSpan()) return this.appendTraced(inputs, db);
-    return trace.getTracer('switchboard').startActiveSpan('log.append', async (span) => {
+    if (!activeSpan()) return this.appendTraced(inputs, db);
+    return tracer().startActiveSpan('log.append', async (span) => {
       try {
         const out = await this.appendTraced(inputs, db);
         span.setAttributes({

@@ -1,9 +1,9 @@
-import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Envelope } from '../envelope/index.js';
 import type { Db, Sql } from '../store/port.js';
 import { markProcessed, wasProcessed } from './inbox.js';
 import type { EventLog, HandedEvent } from './log.js';
 import { BUS_TOPIC } from './log.js';
+import { activeSpan, failSpan, tracer } from '../trace/span.js';
 import {
   claimOutbox,
   claimOutboxFollowers,
@@ -507,8 +507,8 @@ export class Relay {
  * (the in-process hand-off runs in the appending request's context); otherwise just the call.
  */
 function handled(sub: Subscriber, envelope: Envelope, body?: string): Promise<void> {
-  if (!trace.getActiveSpan()) return sub.handle(envelope, body);
-  return trace.getTracer('switchboard').startActiveSpan(`relay ${sub.name}`, async (span) => {
+  if (!activeSpan()) return sub.handle(envelope, body);
+  return tracer().startActiveSpan(`relay ${sub.name}`, async (span) => {
     span.setAttributes({
       'switchboard.event_id': envelope.event_id,
       'switchboard.event_type': envelope.type,
@@ -516,8 +516,7 @@ function handled(sub: Subscriber, envelope: Envelope, body?: string): Promise<vo
     try {
       await sub.handle(envelope, body);
     } catch (err) {
-      span.recordException(err as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
+      failSpan(span, err);
       throw err;
     } finally {
       span.end();

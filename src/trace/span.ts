@@ -7,6 +7,7 @@ import {
   type Span,
   SpanKind,
   SpanStatusCode,
+  type Tracer,
   trace,
 } from '@opentelemetry/api';
 
@@ -15,7 +16,25 @@ import {
  * core, not on the telemetry module). They use only `@opentelemetry/api`; the SDK is loaded by the
  * telemetry module when `telemetry.otlp_endpoint` is set (`src/telemetry/sdk.ts`). Off, every helper is one boolean
  * test and a direct call: no span, no context, no header. docs/scale.md#opentelemetry.
+ *
+ * `activeSpan`, `tracer` and `failSpan` are for the core's own steps (the log's append, the relay's
+ * hand-off, the key check), which trace whenever a span is active, ours or an operator's.
  */
+
+/** The current span, when a tracer is registered and a span is running. */
+export function activeSpan(): Span | undefined {
+  return trace.getActiveSpan();
+}
+
+export function tracer(): Tracer {
+  return trace.getTracer(TRACER);
+}
+
+/** Records the error on the span and marks it failed. */
+export function failSpan(span: Span, err: unknown): void {
+  span.recordException(err as Error);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.name ?? 'error' });
+}
 
 let on = false;
 /** Set by `sdk.ts` once the SDK is registered, cleared when it stops. */
@@ -28,14 +47,12 @@ export function tracing(): boolean {
 }
 
 export const TRACER = 'switchboard';
-const tracer = () => trace.getTracer(TRACER);
 
 async function run<T>(span: Span, fn: () => Promise<T> | T): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    span.recordException(err as Error);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.name ?? 'error' });
+    failSpan(span, err);
     throw err;
   } finally {
     span.end();
@@ -44,13 +61,13 @@ async function run<T>(span: Span, fn: () => Promise<T> | T): Promise<T> {
 
 /** A step of the current trace (`gate.evaluate`); outside a trace, or off, just `fn()`. */
 export function inSpan<T>(name: string, attributes: Attributes, fn: () => Promise<T> | T): Promise<T> {
-  if (!on || !trace.getActiveSpan()) return Promise.resolve().then(fn);
+  if (!on || !activeSpan()) return Promise.resolve().then(fn);
   return tracer().startActiveSpan(name, { attributes }, (span) => run(span, fn));
 }
 
 /** Adds attributes to the current span (the hook's session and task ids on its request's span). */
 export function annotate(attributes: Attributes): void {
-  if (on) trace.getActiveSpan()?.setAttributes(attributes);
+  if (on) activeSpan()?.setAttributes(attributes);
 }
 
 /**
