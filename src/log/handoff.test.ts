@@ -108,6 +108,50 @@ describe.each([true, false])('the in-process hand-off on SQLite (pipelined: %s)'
     expect(seen).toEqual(['0 failed', '0', '1', '2', '3', '4']);
   });
 
+  it('decides each row of one append by its own correlation: behind a waiting retry it queues, beside it it is handed off', async () => {
+    store = await freshStore('sqlite');
+    const log = new EventLog(store.db, DEFAULTS);
+    relay = new Relay(store.db, log, { pipeline, run: runner(), idleMs: 20, maxBackoffMs: 400 });
+    const seen: string[] = [];
+    let failed = false;
+    relay.subscribe({
+      name: 'ordered',
+      accepts: () => true,
+      handle: async (e) => {
+        const label = `${e.correlation_id}:${String(e.subject.action)}`;
+        if (label === 'corr-1:0' && !failed) {
+          failed = true;
+          seen.push('corr-1:0 failed');
+          throw new Error('first try fails');
+        }
+        seen.push(label);
+      },
+    });
+    relay.start();
+    await log.append({ type: 'agent.tool.requested', correlation_id: 'corr-1', subject: { action: '0' } });
+    await until('the first failure', () => failed);
+    const before = relay.stats().handoffs;
+    // One statement writes all four rows: corr-1's wait behind its retry, corr-2's go at once.
+    await log.appendMany(
+      [
+        ['corr-1', '1'],
+        ['corr-2', 'a'],
+        ['corr-1', '2'],
+        ['corr-2', 'b'],
+      ].map(([c, a]) => ({ type: 'agent.tool.requested', correlation_id: c!, subject: { action: a! } })),
+    );
+    await until('corr-2 handed off', () => seen.includes('corr-2:b'));
+    expect(relay.stats().handoffs - before).toBe(2);
+    expect(seen).toEqual(['corr-1:0 failed', 'corr-2:a', 'corr-2:b']);
+    await until('the whole of corr-1', () => seen.length === 6);
+    expect(seen.filter((s) => s.startsWith('corr-1:'))).toEqual([
+      'corr-1:0 failed',
+      'corr-1:0',
+      'corr-1:1',
+      'corr-1:2',
+    ]);
+  });
+
   it('hands an event over again after a crash before its acknowledgement, once the lease has run out; the inbox keeps the effect once', async () => {
     store = await freshStore('sqlite');
     const log = new EventLog(store.db, DEFAULTS);

@@ -40,7 +40,11 @@ const QUERIES: {
   },
   {
     name: 'relay hand-off',
-    sql: () => q.insertOutboxHandoff('evt_1', 't', 'cor_1', 1, { marker: 'm', leaseUntil: 2 }),
+    sql: () =>
+      q.insertOutboxHandoffs([{ eventId: 'evt_1', correlationId: 'cor_1' }], 't', 1, {
+        marker: 'm',
+        leaseUntil: 2,
+      }),
     index: 'outbox_correlation',
     only: 'sqlite', // the in-process hand-off runs on SQLite only
   },

@@ -14,7 +14,7 @@ import * as q from './sql.js';
 
 /** Every event gets one outbox row on this topic; the relay hands it to in-process subscribers. */
 export const BUS_TOPIC = 'bus';
-/** Rows per INSERT of `enqueue` (two parameters each, well under SQLite's bound-parameter limit). */
+/** Rows per outbox INSERT (two parameters each, well under SQLite's bound-parameter limit). */
 const ENQUEUE_CHUNK = 400;
 /** Events per INSERT on SQLite (13 parameters each, well under its bound-parameter limit). */
 const INSERT_CHUNK = 200;
@@ -194,15 +194,22 @@ export class EventLog {
         await queueOn(BUS_TOPIC, envelopes, tx, now);
         queued = envelopes.length;
       } else {
-        for (const env of envelopes) {
-          const [row] = await tx.query<{ id: number; status: string }>(
-            q.insertOutboxHandoff(env.event_id, BUS_TOPIC, env.correlation_id, now, {
-              marker: handoff.marker,
-              leaseUntil: now + handoff.leaseMs,
-            }),
+        for (let i = 0; i < envelopes.length; i += ENQUEUE_CHUNK) {
+          const chunk = envelopes.slice(i, i + ENQUEUE_CHUNK);
+          const written = await tx.query<{ id: number; event_id: string; status: string }>(
+            q.insertOutboxHandoffs(
+              chunk.map((e) => ({ eventId: e.event_id, correlationId: e.correlation_id })),
+              BUS_TOPIC,
+              now,
+              { marker: handoff.marker, leaseUntil: now + handoff.leaseMs },
+            ),
           );
-          if (row?.status === 'claimed') handed.push({ id: Number(row.id), envelope: env });
-          else queued++;
+          const byEvent = new Map(written.map((r) => [r.event_id, r]));
+          for (const env of chunk) {
+            const row = byEvent.get(env.event_id);
+            if (row?.status === 'claimed') handed.push({ id: Number(row.id), envelope: env });
+            else queued++;
+          }
         }
       }
       await this.queueTopics(envelopes, tx, now);

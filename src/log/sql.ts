@@ -131,30 +131,38 @@ export function insertOutboxMany(
 }
 
 /**
- * SQLite, when the relay runs in this process: the event's outbox row is written already claimed by
+ * SQLite, when the relay runs in this process: each event's outbox row is written already claimed by
  * `marker` under a lease, so the relay hands the event to its subscribers right after the commit without
  * a claim transaction. The row stays the crash-recovery path: a crash before its acknowledgement leaves
  * it claimed, and the claim takes it again once the lease has run out. When its correlation has an open
  * row that is not one of this relay's hand-offs (a retry waiting, a row another worker claimed or a dead
  * process leased), the row is written `pending` instead and takes the claim path behind it, so a later
- * event never overtakes an earlier one. Returns the row's id and status.
+ * event never overtakes an earlier one. Returns each row's id, event id and status (RETURNING's order is
+ * not the insert's).
+ *
+ * One statement for the whole append (a touch's four events were four): the rows are inserted in the
+ * order given, and each row's check sees only rows from before the statement. That answers as the rows
+ * one at a time did, because a row this statement writes never makes a later one of its correlation
+ * busy: it is either this marker's hand-off (which the check leaves out) or `pending` only because an
+ * earlier open row was there, and that row is still there for the later one (handoff.test.ts).
  */
-export function insertOutboxHandoff(
-  eventId: string,
+export function insertOutboxHandoffs(
+  rows: readonly { eventId: string; correlationId: string }[],
   topic: string,
-  correlationId: string,
   now: number,
   h: { marker: string; leaseUntil: number },
 ): Sql {
+  const values = rows.map((_, i) => `(${i}, $${i * 2 + 5}, $${i * 2 + 6})`).join(', ');
   return {
-    text: `WITH b AS (SELECT EXISTS (
-               SELECT 1 FROM outbox p WHERE p.correlation_id = $3 AND p.topic = $2 AND p.status IN ('pending', 'claimed')
-                 AND (p.status = 'pending' OR p.last_error IS NOT $6)) AS busy)
+    text: `WITH v(ord, event_id, correlation_id) AS (VALUES ${values}),
+           b AS (SELECT v.ord, v.event_id, v.correlation_id, EXISTS (
+               SELECT 1 FROM outbox p WHERE p.correlation_id = v.correlation_id AND p.topic = $1 AND p.status IN ('pending', 'claimed')
+                 AND (p.status = 'pending' OR p.last_error IS NOT $4)) AS busy FROM v)
            INSERT INTO outbox (event_id, topic, correlation_id, status, attempts, available_at, lease_until, last_error, created_at)
-           SELECT $1, $2, $3, CASE WHEN b.busy THEN 'pending' ELSE 'claimed' END, 0, $4,
-                  CASE WHEN b.busy THEN NULL ELSE $5 END, CASE WHEN b.busy THEN NULL ELSE $6 END, $4 FROM b
-           RETURNING id, status`,
-    values: [eventId, topic, correlationId, now, h.leaseUntil, h.marker],
+           SELECT b.event_id, $1, b.correlation_id, CASE WHEN b.busy THEN 'pending' ELSE 'claimed' END, 0, $2,
+                  CASE WHEN b.busy THEN NULL ELSE $3 END, CASE WHEN b.busy THEN NULL ELSE $4 END, $2 FROM b ORDER BY b.ord
+           RETURNING id, event_id, status`,
+    values: [topic, now, h.leaseUntil, h.marker, ...rows.flatMap((r) => [r.eventId, r.correlationId])],
   };
 }
 

@@ -25,6 +25,20 @@ describe.each(DIALECTS)('vault on %s', (dialect) => {
     expect((await vault.get(ref))!.toString()).toBe('{"secret":"hunter2"}');
   });
 
+  it('seals every payload under a nonce of its own, across refills of the nonce pool', async () => {
+    store = await freshStore(dialect);
+    const vault = new Vault(store.db, randomBytes(32));
+    // 341 nonces per refill (vault.ts): 800 seals cross two refills.
+    const refs = await Promise.all(
+      Array.from({ length: 800 }, (_, i) => vault.put(`payload ${i}`, { tenantId: 't' })),
+    );
+    const rows = await store.db.query<{ iv: Buffer }>({ text: 'SELECT iv FROM vault' });
+    const ivs = new Set(rows.map((r) => Buffer.from(r.iv).toString('hex')));
+    expect(rows.every((r) => r.iv.length === 12)).toBe(true);
+    expect(ivs.size).toBe(800);
+    expect((await vault.get(refs[799]!.ref))!.toString()).toBe('payload 799');
+  });
+
   it('refuses a ciphertext moved onto another row', async () => {
     store = await freshStore(dialect);
     const vault = new Vault(store.db, randomBytes(32));

@@ -42,8 +42,68 @@ export class GatewayStopping extends Error {
   }
 }
 
+const waiting = new WeakMap<AbortSignal, Set<() => void>>();
+
+/**
+ * Runs `fn` when `signal` aborts, as `addEventListener('abort', fn, { once: true })` would (never, when
+ * it has already aborted), with one listener per signal however many runs wait on it; returns the undo.
+ * Every touch waits on the engine's stopping signal; a Set's add and delete per run cost less than
+ * EventTarget's.
+ */
+export function onAbort(signal: AbortSignal, fn: () => void): () => void {
+  if (signal.aborted) return () => {};
+  let fns = waiting.get(signal);
+  if (!fns) {
+    const all = new Set<() => void>();
+    fns = all;
+    waiting.set(signal, all);
+    signal.addEventListener(
+      'abort',
+      () => {
+        const now = [...all];
+        all.clear();
+        for (const f of now) f();
+      },
+      { once: true },
+    );
+  }
+  const mine = fns;
+  mine.add(fn);
+  return () => void mine.delete(fn);
+}
+
 /** Only the five JSON types (seed §6.2): a Date, a Map or a class instance from a tool is a bug in it. */
-export function jsonProblem(value: unknown, path = 'result', depth = 0): string | undefined {
+export function jsonProblem(value: unknown): string | undefined {
+  // Most results are JSON: the walk that names the path runs only for one that is not.
+  return isJson(value, 0) ? undefined : describeProblem(value, 'result', 0);
+}
+
+function isJson(value: unknown, depth: number): boolean {
+  if (depth > 64) return false;
+  if (value === null) return true;
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object': {
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) if (!isJson(value[i], depth + 1)) return false;
+        return true;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) return false;
+      for (const k of Object.keys(value))
+        if (!isJson((value as Record<string, unknown>)[k], depth + 1)) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+function describeProblem(value: unknown, path: string, depth: number): string | undefined {
   if (depth > 64) return `${path} is nested deeper than 64 levels`;
   if (value === null) return undefined;
   switch (typeof value) {
@@ -55,7 +115,7 @@ export function jsonProblem(value: unknown, path = 'result', depth = 0): string 
     case 'object': {
       if (Array.isArray(value)) {
         for (let i = 0; i < value.length; i++) {
-          const p = jsonProblem(value[i], `${path}[${i}]`, depth + 1);
+          const p = describeProblem(value[i], `${path}[${i}]`, depth + 1);
           if (p) return p;
         }
         return undefined;
@@ -64,7 +124,7 @@ export function jsonProblem(value: unknown, path = 'result', depth = 0): string 
       if (proto !== Object.prototype && proto !== null)
         return `${path} is a ${(value as object).constructor?.name ?? 'non-plain object'}, not a plain JSON object`;
       for (const [k, v] of Object.entries(value)) {
-        const p = jsonProblem(v, `${path}.${k}`, depth + 1);
+        const p = describeProblem(v, `${path}.${k}`, depth + 1);
         if (p) return p;
       }
       return undefined;

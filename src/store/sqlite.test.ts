@@ -81,6 +81,12 @@ describe.each(DESIGNS)('SQLite through %s', (_name, design) => {
     expect(db.stats().commits - before).toBe(1);
   });
 
+  it('keeps the undo pages of its savepoints in memory, not in a temporary file per transaction', async () => {
+    const { db } = await open(design);
+    // 2 = MEMORY (sqlite-writer.ts): the rollback test above undoes a savepoint from there.
+    expect(db.driver.pragma('temp_store', { simple: true })).toBe(2);
+  });
+
   it('runs afterCommit hooks once another connection can read the write', async () => {
     const { db, path } = await open(design);
     const other = new Database(path, { readonly: true });
