@@ -17,7 +17,7 @@ import type { A2ASkill } from './config.js';
 import { isTerminal } from './states.js';
 import { AGENT_EXITED } from './subscriber.js';
 import { inlineKey } from './inline.js';
-import { type A2ATaskStore, principalOf, taskFromRow } from './store.js';
+import { type A2ATaskStore, EVENT_ID_KEY, principalOf, taskFromRow } from './store.js';
 import type { OwnEnd } from './record.js';
 import { serverSdk } from './sdk.js';
 import * as q from './sql.js';
@@ -252,7 +252,7 @@ export class SkillExecutor implements AgentExecutor {
               taskId: task.id,
               contextId: task.contextId,
               status: task.status,
-              metadata: { switchboard_event_id: cause.event_id },
+              metadata: { [EVENT_ID_KEY]: cause.event_id },
             },
           },
           cause,

@@ -32,7 +32,7 @@ describe.each(await dialects())("a run's start recorded in its launch's transact
     r = undefined;
   });
 
-  it("writes the Switchboard task in the message's transaction: linked, and its submitted event in the log, when SendMessage answers", async () => {
+  it("writes the Switchboard task in the message's transaction (linked, its submitted event logged) by the answer, and the SDK's save after WORKING writes nothing", async () => {
     g = await a2aGateway(dialect, {
       a2a: {
         skills: [{ id: 'review', name: 'Review', description: 'Hangs', action: nodeSkill('hang') }],
@@ -51,6 +51,11 @@ describe.each(await dialects())("a run's start recorded in its launch's transact
       const t = await client.getTask({ tenant: '', id: sent.id, historyLength: undefined });
       return t.status!.state === TaskState.TASK_STATE_WORKING || undefined;
     });
+    // The SDK's save after WORKING (its task, the update's metadata merged in) writes nothing.
+    await new Promise((done) => setTimeout(done, 300));
+    const after = (await db.query<q.A2ATaskRow>(q.selectTask(sent.id)))[0]!;
+    expect(after.state).toBe('TASK_STATE_WORKING');
+    expect(JSON.parse(after.task).metadata).toEqual({ skill: 'review' });
     await client.cancelTask({ tenant: '', id: sent.id, metadata: undefined });
   });
 
