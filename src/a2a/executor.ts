@@ -12,12 +12,12 @@ import type { Envelope, EnvelopeInput } from '../envelope/index.js';
 import type { Principal } from '../kernel/module.js';
 import type { Vault } from '../log/vault.js';
 import type { Db } from '../store/port.js';
-import type { TaskService } from '../tasks/port.js';
+import type { LaunchRequest, PreparedLaunch, TaskService } from '../tasks/port.js';
 import type { A2ASkill } from './config.js';
 import { isTerminal } from './states.js';
 import { AGENT_EXITED } from './subscriber.js';
 import { inlineKey } from './inline.js';
-import { type A2ATaskStore, principalOf, taskFromRow } from './store.js';
+import { type A2ATaskStore, EVENT_ID_KEY, principalOf, taskFromRow } from './store.js';
 import type { OwnEnd } from './record.js';
 import { serverSdk } from './sdk.js';
 import * as q from './sql.js';
@@ -179,7 +179,34 @@ export class SkillExecutor implements AgentExecutor {
     // A launched agent calling a skill with its task key is derived work one level below its task:
     // the message is at the task's depth, and what it launches one deeper (as for triggers).
     const depth = principal.task_id ? ((await this.d.tasks().get(principal.task_id))?.lineage.depth ?? 0) : 0;
-    const { cause, sealed, over } = await this.d.db.tx(async (tx) => {
+    // Set once a record that links the task has committed (this transaction's, or the start's).
+    let linked = false;
+    const started = this.d.started;
+    const launchRequest = (cause: Envelope, sealed: { ref: string; digest: string }): LaunchRequest => ({
+      trigger_id: `a2a.${skill.id}`,
+      action: skill.action,
+      trusted: { skill: skill.id, a2a_task_id: task.id, context_id: task.contextId },
+      untrusted: { ref: sealed.ref, digest: sealed.digest, text },
+      owner: principal.name,
+      title: skill.name,
+      cause,
+      launch_key: `a2a:${task.id}`,
+      // A run whose gateway died before the spawn is failed at restart either way (tasks' recover):
+      // its spawn mark may as well commit with the task, one commit less before the process starts.
+      spawn_mark_at_submit: true,
+      ...(started
+        ? {
+            started: async (tx: Db, event: Envelope) => {
+              await started(tx, task.id, event);
+              tx.afterCommit(() => {
+                linked = true;
+              });
+            },
+          }
+        : {}),
+    });
+    const tasks = this.d.tasks();
+    const { cause, sealed, over, launching } = await this.d.db.tx(async (tx) => {
       // A follow-up to an input-required task is that task's; any new task counts against the limits.
       const over = ctx.task
         ? undefined
@@ -225,14 +252,21 @@ export class SkillExecutor implements AgentExecutor {
               taskId: task.id,
               contextId: task.contextId,
               status: task.status,
-              metadata: { switchboard_event_id: cause.event_id },
+              metadata: { [EVENT_ID_KEY]: cause.event_id },
             },
           },
           cause,
         );
       // Linked before the resume starts, so the resumed run's events find this task (the newest).
       if (resumes && !over) await tx.query(q.linkSwitchboardTask(task.id, resumes));
-      return { cause, sealed, over };
+      // A new run's Switchboard task is written here too, and linked: its process starts after this
+      // commit (`prepareLaunch`), one commit less between the message and its WORKING push.
+      let launching: PreparedLaunch | undefined;
+      if (!over && !resumes && tasks.prepareLaunch) {
+        launching = await tasks.prepareLaunch(tx, launchRequest(cause, sealed));
+        if (launching.task) await tx.query(q.linkSwitchboardTask(task.id, launching.task.id));
+      }
+      return { cause, sealed, over, launching };
     });
     if (over) {
       bus.publish(AgentEvent().task(task));
@@ -255,33 +289,9 @@ export class SkillExecutor implements AgentExecutor {
       await ended.done;
       return;
     }
-    // Set once the start's own record (which links the task) has committed.
-    let linked = false;
-    const started = this.d.started;
+    if (launching?.task) linked = true;
     try {
-      const view = await this.d.tasks().launch({
-        trigger_id: `a2a.${skill.id}`,
-        action: skill.action,
-        trusted: { skill: skill.id, a2a_task_id: task.id, context_id: task.contextId },
-        untrusted: { ref: sealed.ref, digest: sealed.digest, text },
-        owner: principal.name,
-        title: skill.name,
-        cause,
-        launch_key: `a2a:${task.id}`,
-        // A run whose gateway died before the spawn is failed at restart either way (tasks' recover):
-        // its spawn mark may as well commit with the task, one commit less before the process starts.
-        spawn_mark_at_submit: true,
-        ...(started
-          ? {
-              started: async (tx: Db, event: Envelope) => {
-                await started(tx, task.id, event);
-                tx.afterCommit(() => {
-                  linked = true;
-                });
-              },
-            }
-          : {}),
-      });
+      const view = launching ? await launching.start() : await tasks.launch(launchRequest(cause, sealed));
       if (!linked) await this.d.db.query(q.linkSwitchboardTask(task.id, view.id));
       // A cancel that came while the launch was under way found no Switchboard task to stop: stop it now.
       const by = this.canceled.get(task.id);

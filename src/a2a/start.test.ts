@@ -32,6 +32,33 @@ describe.each(await dialects())("a run's start recorded in its launch's transact
     r = undefined;
   });
 
+  it("writes the Switchboard task in the message's transaction (linked, its submitted event logged) by the answer, and the SDK's save after WORKING writes nothing", async () => {
+    g = await a2aGateway(dialect, {
+      a2a: {
+        skills: [{ id: 'review', name: 'Review', description: 'Hangs', action: nodeSkill('hang') }],
+      },
+    });
+    const client = await sdkClient(g.url);
+    const sent = await sendText(client, 'hold on');
+    const db = g.gateway.services.db;
+    // Read at once, before the run's start could have linked it.
+    const row = (await db.query<q.A2ATaskRow>(q.selectTask(sent.id)))[0]!;
+    expect(row.sb_task_id).toBeTruthy();
+    const events = (await g.gateway.services.log.list({ taskId: row.sb_task_id! })).map((e) => e.envelope);
+    const submitted = events.find((e) => e.type === 'agent.task.submitted')!;
+    expect(submitted.causation_id).toBe(row.cause_event_id);
+    await waitFor(async () => {
+      const t = await client.getTask({ tenant: '', id: sent.id, historyLength: undefined });
+      return t.status!.state === TaskState.TASK_STATE_WORKING || undefined;
+    });
+    // The SDK's save after WORKING (its task, the update's metadata merged in) writes nothing.
+    await new Promise((done) => setTimeout(done, 300));
+    const after = (await db.query<q.A2ATaskRow>(q.selectTask(sent.id)))[0]!;
+    expect(after.state).toBe('TASK_STATE_WORKING');
+    expect(JSON.parse(after.task).metadata).toEqual({ skill: 'review' });
+    await client.cancelTask({ tenant: '', id: sent.id, metadata: undefined });
+  });
+
   it('shows and pushes WORKING once, and a submitted event or the first snapshot relayed after it never undo it', async () => {
     r = await pushReceiver();
     g = await a2aGateway(dialect, {

@@ -43,6 +43,20 @@ function scope(ctx: ServerCallContext): string | null {
   return p.role === 'admin' ? null : p.name;
 }
 
+/**
+ * The metadata key of a status or artifact update naming the event behind it (`StreamResponse`
+ * payloads). The update's, not the task's: the SDK merges each update's metadata into its task, so
+ * `save` leaves this key out.
+ */
+export const EVENT_ID_KEY = 'switchboard_event_id';
+
+/** The task without what the SDK merged into its metadata from an update (`EVENT_ID_KEY`). */
+function withoutUpdateMetadata(task: Task): Task {
+  if (!task.metadata || !(EVENT_ID_KEY in task.metadata)) return task;
+  const { [EVENT_ID_KEY]: _update, ...metadata } = task.metadata;
+  return { ...task, metadata };
+}
+
 export function taskFromRow(row: q.A2ATaskRow): Task {
   return Task.fromJSON(JSON.parse(row.task));
 }
@@ -64,9 +78,12 @@ export class A2ATaskStore implements TaskStore {
   /**
    * The SDK saves after every event it relays, mostly the very state the subscriber has just written
    * (it loads, merges, saves): a write that would change nothing is left out, one commit less beside
-   * the run's own on every status change (bench `a2a-latency`).
+   * the run's own on every status change (bench `a2a-latency`). The update's event id, which the SDK
+   * merges into the task's metadata, is not the task's: without it a WORKING or COMPLETED with no
+   * message is the row as recorded (`start.test.ts`).
    */
-  async save(task: Task, ctx: ServerCallContext): Promise<void> {
+  async save(sdkTask: Task, ctx: ServerCallContext): Promise<void> {
+    const task = withoutUpdateMetadata(sdkTask);
     const row = (await this.d.db.query<q.A2ATaskRow>(q.selectTask(task.id)))[0];
     const state = stateName(task.status?.state);
     if (row && row.state === state && row.task === JSON.stringify(Task.toJSON(task))) return;

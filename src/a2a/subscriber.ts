@@ -6,7 +6,7 @@ import type { Db } from '../store/port.js';
 import { agentMessage, type Update, type Updates } from './executor.js';
 import { stateForEvent, TASK_EVENTS } from './states.js';
 import { type Change, changeTask } from './change.js';
-import { taskFromRow } from './store.js';
+import { EVENT_ID_KEY, taskFromRow } from './store.js';
 import * as q from './sql.js';
 
 export interface SubscriberDeps {
@@ -70,7 +70,7 @@ function doneArtifact(event: Envelope, summary: string, link: unknown): Artifact
     name: 'result',
     description: 'the summary and artifact of the agent\'s "done" report',
     parts,
-    metadata: { switchboard_event_id: event.event_id },
+    metadata: { [EVENT_ID_KEY]: event.event_id },
     extensions: [],
   };
 }
@@ -87,7 +87,7 @@ function reportChange(
 ): { task: Task; update: Update } | undefined {
   const s = event.redacted_summary as Record<string, unknown>;
   if (s.blocked === true || typeof s.summary !== 'string') return undefined;
-  const meta = { switchboard_event_id: event.event_id };
+  const meta = { [EVENT_ID_KEY]: event.event_id };
   if (s.stage === 'done') {
     const artifact = doneArtifact(event, s.summary, s.artifact);
     return {
@@ -163,7 +163,7 @@ export function statusChange(
         taskId: row.id,
         contextId: row.context_id,
         status,
-        metadata: { switchboard_event_id: event.event_id },
+        metadata: { [EVENT_ID_KEY]: event.event_id },
       },
     },
   };

@@ -77,6 +77,17 @@ export interface LaunchRequest {
   spawn_mark_at_submit?: boolean;
 }
 
+/**
+ * A launch recorded in the caller's transaction (`TaskService.prepareLaunch`): `task` is the task as it
+ * was written (`submitted`; undefined when the request was refused before anything was written), and
+ * `start` runs it once that transaction has committed, resolving as `launch` does (or rejecting with
+ * what `launch` would have thrown).
+ */
+export interface PreparedLaunch {
+  task: TaskView | undefined;
+  start(): Promise<TaskView>;
+}
+
 /** What the console's task list filters on; the newest tasks come first. */
 export interface TaskListFilter {
   state?: TaskState;
@@ -98,6 +109,15 @@ export interface TaskService {
    * launcher to its fallback (fail the run, never launch twice).
    */
   findLaunch?(key: string): Promise<{ task: TaskView; started: boolean } | undefined>;
+  /**
+   * `launch` of a command action in two steps: the task, its `agent.task.submitted` event (and its
+   * spawn mark when asked) are written in `tx`, the caller's transaction, so they commit with what the
+   * caller records (the A2A task), one commit less before the spawn; `start` then runs it, after that
+   * commit and never before. A caller whose transaction rolls back has nothing to start; one that dies
+   * between the commit and `start` leaves a `submitted` task that the next boot fails (`recover`), as a
+   * crash between `launch`'s own commit and its spawn does. Optional: without it, `launch`.
+   */
+  prepareLaunch?(tx: Db, req: LaunchRequest): Promise<PreparedLaunch>;
   /** The newest tasks first. */
   list?(filter: TaskListFilter): Promise<TaskView[]>;
   /**

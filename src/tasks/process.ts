@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createReadStream, openSync, closeSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 
 export type Exit =
@@ -10,7 +10,7 @@ export interface ProcessSpec {
   argv: string[];
   cwd: string;
   env: Record<string, string>;
-  /** Its content is piped to stdin (the same file the agent finds in SWITCHBOARD_INPUT_FILE). */
+  /** The agent's stdin: this file itself, read-only (the one it finds in SWITCHBOARD_INPUT_FILE). */
   stdinFile: string;
   /** stdout.log and stderr.log go here. */
   logDir: string;
@@ -26,47 +26,42 @@ export interface AgentProcess {
 export type Started = { ok: true; process: AgentProcess } | { ok: false; error: string };
 
 /**
- * Starts the agent: no shell, its own process group (so a kill reaches the tools it started), stdin
- * from the input file, output to log files in the work dir rather than pipes nobody drains.
+ * Starts the agent: no shell, its own process group (so a kill reaches the tools it started), the
+ * input file itself as its stdin and log files in the work dir as its output: no pipes, so nothing on
+ * the event loop feeds or drains them while the task's start is being recorded.
  */
 export async function startProcess(spec: ProcessSpec): Promise<Started> {
-  const out = openSync(join(spec.logDir, 'stdout.log'), 'a', 0o600);
-  const err = openSync(join(spec.logDir, 'stderr.log'), 'a', 0o600);
+  const fds: number[] = [];
   let child: ReturnType<typeof spawn>;
   try {
+    fds.push(openSync(spec.stdinFile, 'r'));
+    fds.push(openSync(join(spec.logDir, 'stdout.log'), 'a', 0o600));
+    fds.push(openSync(join(spec.logDir, 'stderr.log'), 'a', 0o600));
     child = spawn(spec.argv[0]!, spec.argv.slice(1), {
       cwd: spec.cwd,
       env: spec.env,
       shell: false,
       detached: true,
-      stdio: ['pipe', out, err],
+      stdio: fds,
     });
   } catch (e) {
     return { ok: false, error: `could not start ${spec.argv[0]}: ${(e as Error).message}` };
   } finally {
-    closeSync(out);
-    closeSync(err);
+    for (const fd of fds) closeSync(fd);
   }
   const exited = new Promise<Exit>((resolve) => {
     child.once('error', (e) => resolve({ kind: 'spawn_failed', error: e.message }));
     child.once('exit', (code, signal) => resolve({ kind: 'exited', code, signal }));
   });
-  const spawned = await new Promise<boolean>((resolve) => {
-    child.once('spawn', () => resolve(true));
-    child.once('error', () => resolve(false));
-  });
-  if (!spawned || child.pid === undefined) {
+  // Spawn returns with a pid if and only if the process started, its exec included (libuv reports an
+  // exec failure before it returns): one that failed has none, and its 'error' says why.
+  if (child.pid === undefined) {
     const why = await exited;
     return {
       ok: false,
       error: `could not start ${spec.argv[0]}: ${why.kind === 'spawn_failed' ? why.error : 'exited'}`,
     };
   }
-  // An agent that never reads stdin closes it early: that is its choice, not an error.
-  child.stdin?.on('error', () => {});
-  createReadStream(spec.stdinFile)
-    .on('error', () => child.stdin?.end())
-    .pipe(child.stdin!);
   const pid = child.pid;
   let done = false;
   void exited.then(() => {

@@ -13,7 +13,14 @@ import {
 import { AppError } from '../errors/index.js';
 import type { KeyRing } from '../kernel/auth.js';
 import type { Principal } from '../kernel/module.js';
-import type { LaunchRequest, TaskListFilter, TaskService, TaskState, TaskView } from '../tasks/port.js';
+import type {
+  LaunchRequest,
+  PreparedLaunch,
+  TaskListFilter,
+  TaskService,
+  TaskState,
+  TaskView,
+} from '../tasks/port.js';
 import type { Db } from '../store/port.js';
 import { launchHttp, launchNotify } from './actions.js';
 import type { TasksConfig } from './config.js';
@@ -58,6 +65,16 @@ interface Live {
   secret: string;
   timer: NodeJS.Timeout;
   done: Promise<void>;
+}
+
+type CommandAction = Extract<LaunchRequest['action'], { type: 'command' }>;
+
+/** A command launch as rendered before anything is written: its argv, env and stored form. */
+interface CommandPlan {
+  argv: string[];
+  env: Record<string, string>;
+  stored: StoredAction;
+  limits: { runtime: string | null; max_steps: number; max_runtime_ms: number };
 }
 
 interface Run {
@@ -127,6 +144,35 @@ export class TaskRunner implements TaskService {
       );
     }
     if (a.type === 'notify') return q.toView(await launchNotify(this.store, req, a));
+    const plan = this.commandPlan(req, a);
+    const row = await this.store.submit(req, plan.stored, plan.limits);
+    return this.startCommand(row, req, a, plan);
+  }
+
+  async prepareLaunch(tx: Db, req: LaunchRequest): Promise<PreparedLaunch> {
+    const a = req.action;
+    // An http or notify action acts as it is recorded: nothing to split, it all runs after the commit.
+    if (a.type !== 'command') return { task: undefined, start: () => this.launch(req) };
+    let plan: CommandPlan;
+    try {
+      plan = this.commandPlan(req, a);
+    } catch (err) {
+      // Refused before anything is written: the caller hears it from `start`, as from `launch`.
+      return { task: undefined, start: () => Promise.reject(err) };
+    }
+    let row: q.TaskRow;
+    try {
+      row = await this.store.submit(req, plan.stored, plan.limits, undefined, tx);
+    } catch (err) {
+      if (!(err instanceof AlreadyLaunched)) throw err;
+      const first = q.toView(err.row);
+      return { task: first, start: async () => first };
+    }
+    return { task: q.toView(row), start: () => this.startCommand(row, req, a, plan) };
+  }
+
+  /** The argv and env rendered from the trusted fields; a template that does not render refuses the launch. */
+  private commandPlan(req: LaunchRequest, a: CommandAction): CommandPlan {
     const vars = trustedVars(req.trusted);
     const rendered = renderArgv(a.command, vars);
     if (!rendered.ok) throw new AppError('validation_failed', `trigger ${req.trigger_id}: ${rendered.error}`);
@@ -136,17 +182,25 @@ export class TaskRunner implements TaskService {
       if (!r.ok) throw new AppError('validation_failed', `trigger ${req.trigger_id}: env ${k}: ${r.error}`);
       env[k] = r.argv[0]!;
     }
-    const stored: StoredAction = {
-      type: 'command',
-      command: a.command,
-      cwd: a.cwd ?? null,
-      env_keys: Object.keys(env),
+    return {
+      argv: rendered.argv,
+      env,
+      stored: { type: 'command', command: a.command, cwd: a.cwd ?? null, env_keys: Object.keys(env) },
+      limits: {
+        runtime: a.runtime ?? null,
+        max_steps: a.max_steps ?? this.deps.config.max_steps,
+        max_runtime_ms: Math.round((a.max_runtime_seconds ?? this.deps.config.max_runtime_seconds) * 1000),
+      },
     };
-    const row = await this.store.submit(req, stored, {
-      runtime: a.runtime ?? null,
-      max_steps: a.max_steps ?? this.deps.config.max_steps,
-      max_runtime_ms: Math.round((a.max_runtime_seconds ?? this.deps.config.max_runtime_seconds) * 1000),
-    });
+  }
+
+  /** A recorded command task's input file, then its process (`run`). */
+  private async startCommand(
+    row: q.TaskRow,
+    req: LaunchRequest,
+    a: CommandAction,
+    plan: CommandPlan,
+  ): Promise<TaskView> {
     let dir: string;
     let inputFile: string;
     try {
@@ -159,10 +213,10 @@ export class TaskRunner implements TaskService {
       return q.toView((await this.store.fail(row.id, ['submitted'], reason)) ?? row);
     }
     return this.run(row, {
-      argv: rendered.argv,
+      argv: plan.argv,
       inputFile,
       cwd: a.cwd ?? dir,
-      env,
+      env: plan.env,
       from: ['submitted'],
       event: 'agent.task.started',
       summary: {},

@@ -55,9 +55,16 @@ export class TaskStore {
    * Records a new task as `submitted` with its `agent.task.submitted` event, and its spawn mark with
    * them when the launcher asks (`LaunchRequest.spawn_mark_at_submit`).
    */
-  async submit(req: LaunchRequest, action: StoredAction, limits: Limits, id?: string): Promise<q.TaskRow> {
+  async submit(
+    req: LaunchRequest,
+    action: StoredAction,
+    limits: Limits,
+    id?: string,
+    /** The caller's transaction to write in (`TaskService.prepareLaunch`); else one of its own. */
+    db: Db = this.deps.db,
+  ): Promise<q.TaskRow> {
     const cause = req.cause;
-    return this.deps.db.tx(async (tx) => {
+    return db.tx(async (tx) => {
       const row = await one<q.TaskRow>(
         tx,
         q.insertTask(
