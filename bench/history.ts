@@ -99,7 +99,7 @@ export async function benchHistory(): Promise<string[]> {
       const c = bareContexts[i]!;
       for (const r of candidates[i]!) {
         try {
-          r.when?.(c);
+          r.celWhen?.(c);
         } catch {
           // the gate records the error; bare evaluation only pays for it
         }
