@@ -67,10 +67,15 @@ function isMap(v: unknown): v is Record<string, unknown> | Map<unknown, unknown>
 
 /** A field of a map as cel-js reads it; UNSURE where cel-js throws (no such key, a value it refuses). */
 function field(obj: unknown, key: string): Value {
+  if (typeof obj !== 'object' || obj === null) return UNSURE;
+  // The plain object first: inputs and args are; `instanceof` walks a prototype chain.
+  const c = obj.constructor;
   let v: unknown;
-  if (obj instanceof Map) v = obj.get(key);
-  else if (isMap(obj)) v = Object.hasOwn(obj, key) ? (obj as Record<string, unknown>)[key] : undefined;
+  if (c === Object || c === undefined)
+    v = Object.hasOwn(obj, key) ? (obj as Record<string, unknown>)[key] : undefined;
+  else if (c === Map) v = (obj as Map<unknown, unknown>).get(key);
   else return UNSURE;
+  if (typeof v === 'string') return v;
   return v === undefined || !plainValue(v) ? UNSURE : v;
 }
 

@@ -96,7 +96,24 @@ function random(seed: number) {
   };
 }
 
-const STRINGS = ['', 'a', 'ab', 'x', '1', 'v', 'Bash', 'shell', 'curl', 'git', '-f', '.env', '/a/.env', '^a', '(', 'k8s/prod'];
+const STRINGS = [
+  '',
+  'a',
+  'ab',
+  'x',
+  '1',
+  'v',
+  'Bash',
+  'shell',
+  'curl',
+  'git',
+  '-f',
+  '.env',
+  '/a/.env',
+  '^a',
+  '(',
+  'k8s/prod',
+];
 
 function valueOf(r: () => number, depth = 0): unknown {
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
@@ -110,7 +127,10 @@ function valueOf(r: () => number, depth = 0): unknown {
   if (depth > 2) return pick(STRINGS);
   if (roll < 0.78) return Array.from({ length: Math.floor(r() * 4) }, () => valueOf(r, depth + 1));
   if (roll < 0.82) return Array.from({ length: 1 + Math.floor(r() * 3) }, () => pick(STRINGS));
-  const entries = Array.from({ length: Math.floor(r() * 4) }, () => [pick(['k', 'j', 'a', 'x']), valueOf(r, depth + 1)] as const);
+  const entries = Array.from(
+    { length: Math.floor(r() * 4) },
+    () => [pick(['k', 'j', 'a', 'x']), valueOf(r, depth + 1)] as const,
+  );
   if (roll < 0.9) return Object.fromEntries(entries);
   if (roll < 0.95) return new Map(entries);
   if (roll < 0.97) return Object.assign(Object.create(null), Object.fromEntries(entries));
@@ -121,7 +141,20 @@ function contextOf(r: () => number): Record<string, unknown> {
   const maybe = (v: unknown, odd = 0.1) => (r() < odd ? valueOf(r) : v);
   const strings = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
   const input: Record<string, unknown> = {};
-  for (const key of ['command', 'n', 'm', 's', 't', 'l', 'flag', 'x', 'url', 'pattern', 'old_string', 'run_in_background'])
+  for (const key of [
+    'command',
+    'n',
+    'm',
+    's',
+    't',
+    'l',
+    'flag',
+    'x',
+    'url',
+    'pattern',
+    'old_string',
+    'run_in_background',
+  ])
     if (r() < 0.7) input[key] = valueOf(r);
   if (r() < 0.5) input.command = strings(['ls', 'git push --force', 'curl -v1 x', 'rm -rf /']);
   const commands = Array.from({ length: Math.floor(r() * 3) }, () =>
@@ -162,13 +195,21 @@ function contextOf(r: () => number): Record<string, unknown> {
       0.05,
     ),
     session: maybe(
-      { untrusted: maybe(r() < 0.5), kinds: maybe(kinds), files: maybe(new Map([['.env', 1n]])), hosts: maybe({ 'a.example': 1n }) },
+      {
+        untrusted: maybe(r() < 0.5),
+        kinds: maybe(kinds),
+        files: maybe(new Map([['.env', 1n]])),
+        hosts: maybe({ 'a.example': 1n }),
+      },
       0.05,
     ),
     action: maybe(strings([null, 'read', 'deploy']), 0.2),
     resource: maybe(strings([null, 'k8s/prod', 'agent:db-admin/x', 'reach:write']), 0.2),
     runtime: maybe(strings([null, 'codex']), 0.1),
-    task: maybe({ steps: maybe(strings([3n, 60n])), wall_time_seconds: maybe(strings([100n, 8000n, 7200.5])) }),
+    task: maybe({
+      steps: maybe(strings([3n, 60n])),
+      wall_time_seconds: maybe(strings([100n, 8000n, 7200.5])),
+    }),
     envelope: maybe({ type: 'agent.tool.requested' }),
     budgets: maybe({ steps_left: maybe(1n), cost_left_today: maybe(0), steps: maybe(3n) }),
     now: new Date('2026-06-01T10:00:00Z'),
@@ -238,7 +279,11 @@ describe('rule conditions as closures', () => {
         (e) => typeof e === 'object' && e !== null && Array.isArray(e.paths) && typeof e.kind === 'string',
       );
       const window = new HistoryWindow(history as never);
-      const withIndex = { ...ctx, history: window.entries, [INDEX_VARIABLE]: window.index(c.compiled.history) };
+      const withIndex = {
+        ...ctx,
+        history: window.entries,
+        [INDEX_VARIABLE]: window.index(c.compiled.history),
+      };
       for (const rule of c.compiled.rules) {
         const reference = run(rule.celWhen!, withIndex);
         expect({ rule: rule.rule.when, outcome: run(rule.when!, withIndex) }).toEqual({

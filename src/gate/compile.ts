@@ -141,7 +141,9 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
   if (problems.length > 0 || !schemas.ok) return { ok: false, problems };
 
   const index = indexByTool(rules);
-  const cache = new Map<string, readonly CompiledRule[]>();
+  // By type, then runtime, tool and kind: a lookup builds no key string (a decision used to).
+  let cache = new Map<string, Map<string, Map<string, Map<string, readonly CompiledRule[]>>>>();
+  let cached = 0;
   const readOnly = toolMatcher(policy.gate.read_only_tools);
 
   return {
@@ -154,16 +156,33 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
       history,
       isReadOnly: readOnly,
       candidates(type, runtime, tool, kind = 'other') {
-        const key = `${type}\u0000${runtime ?? ''}\u0000${tool}\u0000${kind}`;
-        const hit = cache.get(key);
+        const hit = cache
+          .get(type)
+          ?.get(runtime ?? '')
+          ?.get(tool)
+          ?.get(kind);
         if (hit) return hit;
         const found = index(tool, kind).filter(
           (r) =>
             (!r.types || r.types.has(type)) && (!r.runtimes || (runtime !== null && r.runtimes.has(runtime))),
         );
         found.sort((a, b) => b.rule.priority - a.rule.priority || a.index - b.index);
-        if (cache.size >= CANDIDATE_CACHE_SIZE) cache.clear();
-        cache.set(key, found);
+        if (cached >= CANDIDATE_CACHE_SIZE) {
+          cache = new Map();
+          cached = 0;
+        }
+        const level = <K, V>(m: Map<K, V>, k: K, make: () => V): V => {
+          let v = m.get(k);
+          if (v === undefined) m.set(k, (v = make()));
+          return v;
+        };
+        const byTool = level(
+          level(cache, type, () => new Map()),
+          runtime ?? '',
+          () => new Map(),
+        );
+        level(byTool, tool, () => new Map()).set(kind, found);
+        cached++;
         return found;
       },
     },
