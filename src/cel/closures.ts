@@ -543,7 +543,12 @@ export function celClosure(
   }
   const helpers = Object.keys(HELPERS).join(', ');
   const source = `const { ${helpers} } = H;\nreturn function celClosure(ctx) {\n${lines.join('\n')}\nreturn ${result};\n};`;
-  return new Function('K', 'H', source)(constants, HELPERS) as (ctx: Record<string, unknown>) => unknown;
+  try {
+    return new Function('K', 'H', source)(constants, HELPERS) as (ctx: Record<string, unknown>) => unknown;
+  } catch {
+    // Code generation refused (`--disallow-code-generation-from-strings`): cel-js runs it all.
+    return undefined;
+  }
 }
 
 /** The closure where it is sure, cel-js (`program`) where it is not: the same answers, errors included. */
