@@ -218,6 +218,7 @@ const HELPERS = {
   U: UNSURE,
   plainValue,
   isMap,
+  probeOk,
   field,
   equals,
   orderable,
@@ -452,7 +453,8 @@ export function celClosure(
     }
     if (method === 'size' && params.length === 0) {
       const a = compile(receiver, scope);
-      emit(`if (!Array.isArray(${a})) ${unsure}`);
+      // On a dynamic receiver cel-js probes its first element's type first (probeOk).
+      emit(`if (!Array.isArray(${a}) || !probeOk(${a})) ${unsure}`);
       return `BigInt(${a}.length)`;
     }
     return unsupported();
@@ -554,7 +556,15 @@ export function celClosure(
 /** The closure where it is sure, cel-js (`program`) where it is not: the same answers, errors included. */
 export function orCel<C>(closure: (ctx: C) => unknown, program: (ctx: C) => unknown): (ctx: C) => unknown {
   return (ctx) => {
-    const v = closure(ctx);
+    // cel-js takes no context as no variables; the closure reads fields of one.
+    if (typeof ctx !== 'object' || ctx === null) return program(ctx);
+    let v: unknown;
+    try {
+      v = closure(ctx);
+    } catch {
+      // Not expected (every step is guarded), but never the closure's error: cel-js's answer.
+      v = UNSURE;
+    }
     return v === UNSURE ? program(ctx) : v;
   };
 }
