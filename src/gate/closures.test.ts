@@ -115,7 +115,7 @@ const STRINGS = [
   'k8s/prod',
 ];
 
-function valueOf(r: () => number, depth = 0): unknown {
+function randomValue(r: () => number, depth = 0): unknown {
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
   const roll = r();
   if (roll < 0.3) return pick(STRINGS);
@@ -125,11 +125,11 @@ function valueOf(r: () => number, depth = 0): unknown {
   if (roll < 0.6) return null;
   if (roll < 0.65) return undefined;
   if (depth > 2) return pick(STRINGS);
-  if (roll < 0.78) return Array.from({ length: Math.floor(r() * 4) }, () => valueOf(r, depth + 1));
+  if (roll < 0.78) return Array.from({ length: Math.floor(r() * 4) }, () => randomValue(r, depth + 1));
   if (roll < 0.82) return Array.from({ length: 1 + Math.floor(r() * 3) }, () => pick(STRINGS));
   const entries = Array.from(
     { length: Math.floor(r() * 4) },
-    () => [pick(['k', 'j', 'a', 'x']), valueOf(r, depth + 1)] as const,
+    () => [pick(['k', 'j', 'a', 'x']), randomValue(r, depth + 1)] as const,
   );
   if (roll < 0.9) return Object.fromEntries(entries);
   if (roll < 0.95) return new Map(entries);
@@ -138,7 +138,7 @@ function valueOf(r: () => number, depth = 0): unknown {
 }
 
 function contextOf(r: () => number): Record<string, unknown> {
-  const maybe = (v: unknown, odd = 0.1) => (r() < odd ? valueOf(r) : v);
+  const maybe = (v: unknown, odd = 0.1) => (r() < odd ? randomValue(r) : v);
   const strings = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
   const input: Record<string, unknown> = {};
   for (const key of [
@@ -155,7 +155,7 @@ function contextOf(r: () => number): Record<string, unknown> {
     'old_string',
     'run_in_background',
   ])
-    if (r() < 0.7) input[key] = valueOf(r);
+    if (r() < 0.7) input[key] = randomValue(r);
   if (r() < 0.5) input.command = strings(['ls', 'git push --force', 'curl -v1 x', 'rm -rf /']);
   const commands = Array.from({ length: Math.floor(r() * 3) }, () =>
     maybe({

@@ -172,9 +172,11 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
           cached = 0;
         }
         const level = <K, V>(m: Map<K, V>, k: K, make: () => V): V => {
-          let v = m.get(k);
-          if (v === undefined) m.set(k, (v = make()));
-          return v;
+          const v = m.get(k);
+          if (v !== undefined) return v;
+          const made = make();
+          m.set(k, made);
+          return made;
         };
         const byTool = level(
           level(cache, type, () => new Map()),
