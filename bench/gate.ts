@@ -54,18 +54,18 @@ export async function benchGate(): Promise<string[]> {
     const celCtx = bareContexts[i]!;
     for (const r of considered[i]!) {
       try {
-        r.when?.(celCtx);
+        r.celWhen?.(celCtx);
       } catch {
         // the gate records the error; bare evaluation only pays for it
       }
     }
   });
-  const everyRule = compiled.rules.filter((r) => r.when);
+  const everyRule = compiled.rules.filter((r) => r.celWhen);
   const bareAll = measure(intents.length, (i) => {
     const celCtx = bareContexts[i]!;
     for (const r of everyRule) {
       try {
-        r.when?.(celCtx);
+        r.celWhen?.(celCtx);
       } catch {
         // conditions written for other tools fail on this input; the index is what avoids that
       }

@@ -12,6 +12,29 @@ import { celMessage } from './environment.js';
  * key into the prototype, which CEL does not see as a field (convert.test.ts pins both).
  */
 export function toCel(value: unknown): unknown {
+  // Looking first allocates nothing; most inputs (strings only) then need no copy at all.
+  return needsCel(value, 0) ? convert(value) : value;
+}
+
+/** Whether `convert` would change anything: an integral number, or an object's own `__proto__` key. */
+function needsCel(value: unknown, depth: number): boolean {
+  if (typeof value === 'number') return Number.isInteger(value);
+  if (typeof value !== 'object' || value === null) return false;
+  // Deep enough to be odd: let the copy decide, as before.
+  if (depth > 64) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (needsCel(value[i], depth + 1)) return true;
+    return false;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (key === '__proto__' || needsCel((value as Record<string, unknown>)[key], depth + 1)) return true;
+  }
+  return false;
+}
+
+function convert(value: unknown): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
   if (Array.isArray(value)) return listToCel(value);
   if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype)
@@ -23,7 +46,7 @@ function listToCel(list: unknown[]): unknown[] {
   let out: unknown[] | undefined;
   for (let i = 0; i < list.length; i++) {
     const v = list[i];
-    const c = toCel(v);
+    const c = convert(v);
     if (out) out.push(c);
     else if (c !== v) {
       out = list.slice(0, i);
@@ -40,7 +63,7 @@ function objectToCel(object: Record<string, unknown>): Record<string, unknown> {
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     const v = object[key];
-    const c = toCel(v);
+    const c = convert(v);
     values[i] = c;
     if (c !== v || key === '__proto__') changed = true;
   }

@@ -1,3 +1,4 @@
+import { closureFunctions } from '../cel/closures.js';
 import { type CelCompiled as Compiled, celEnvironment } from '../cel/environment.js';
 import { hostOf } from './args.js';
 import { hasFlag, parseShell } from './shell.js';
@@ -48,6 +49,9 @@ export const CEL_FUNCTIONS = {
     return trimmed.slice(Math.max(trimmed.lastIndexOf('/'), trimmed.lastIndexOf('\\')) + 1);
   },
 } as const;
+
+/** The helpers a rule's closure calls directly (src/cel/closures.ts): those with one simple signature. */
+export const CLOSURE_FUNCTIONS = closureFunctions(CEL_FUNCTIONS as never);
 
 /** What a type error about each variable should say to write instead (src/cel/environment.ts). */
 const HINTS: Record<string, string> = {

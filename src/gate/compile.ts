@@ -1,7 +1,14 @@
 import { canonicalJson, sha256Hex } from '../envelope/digest.js';
 import { identifiers } from '../cel/ast.js';
-import { CEL_VARIABLES, type CelProgram, compileCel } from './cel.js';
-import { HistoryTable, INDEX_VARIABLE, indexCondition, withIndex } from './history-index.js';
+import { withClosure } from '../cel/closures.js';
+import { CEL_VARIABLES, CLOSURE_FUNCTIONS, type CelProgram, compileCel } from './cel.js';
+import {
+  HistoryTable,
+  INDEX_VARIABLE,
+  INDEXED_CLOSURE_FUNCTIONS,
+  indexCondition,
+  withIndex,
+} from './history-index.js';
 import type { GateOptions, Policy, Rule } from './config.js';
 import type { PolicyProblem, RuleOrigin } from './load.js';
 import { buildToolSchemas, type ToolSchemaRegistry } from './schemas.js';
@@ -10,8 +17,17 @@ export interface CompiledRule {
   rule: Rule;
   /** Position in the policy: the stable tie-break between rules of equal priority. */
   index: number;
-  /** `undefined` when the condition is the literal `true`: nothing to evaluate. */
+  /**
+   * `undefined` when the condition is the literal `true`: nothing to evaluate. Its plain-JS closure
+   * where it has one (src/cel/closures.ts), the history index where it asks one, cel-js otherwise:
+   * every path gives `celWhen`'s answer.
+   */
   when: CelProgram | undefined;
+  /**
+   * The same condition as cel-js alone runs it (no closure, no index: `history.exists` walks). The
+   * reference the differential tests hold `when` to, and what the benches' "bare CEL" rows time.
+   */
+  celWhen: CelProgram | undefined;
   input_expr: CelProgram | undefined;
   /**
    * The variables `when` and `input_expr` can read, from their parse trees, one bit each (`readBit`):
@@ -78,13 +94,21 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
       for (const name of identifiers((program as { ast?: unknown }).ast)) reads |= readBit(name);
     };
     let when: CelProgram | undefined;
+    let celWhen: CelProgram | undefined;
     if (rule.when.trim() !== 'true') {
       const compiled = compileCel(rule.when, 'bool');
       if (compiled.ok) {
         read(compiled.program);
+        celWhen = compiled.program;
         const indexed = indexCondition(rule.when, compiled.program, history);
         if (indexed) read(indexed.program);
-        when = indexed ? withIndex(compiled.program, indexed) : compiled.program;
+        const closed = withClosure(compiled.program, CLOSURE_FUNCTIONS) as CelProgram;
+        when = indexed
+          ? withIndex(closed, {
+              ...indexed,
+              program: withClosure(indexed.program, INDEXED_CLOSURE_FUNCTIONS) as CelProgram,
+            })
+          : closed;
       } else problem('when', origin?.when_line, compiled.message);
     }
     let inputExpr: CelProgram | undefined;
@@ -99,6 +123,7 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
       rule,
       index,
       when,
+      celWhen,
       input_expr: inputExpr,
       reads,
       types: rule.match?.types ? new Set(rule.match.types) : undefined,
@@ -116,7 +141,9 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
   if (problems.length > 0 || !schemas.ok) return { ok: false, problems };
 
   const index = indexByTool(rules);
-  const cache = new Map<string, readonly CompiledRule[]>();
+  // By type, then runtime, tool and kind: a lookup builds no key string (a decision used to).
+  let cache = new Map<string, Map<string, Map<string, Map<string, readonly CompiledRule[]>>>>();
+  let cached = 0;
   const readOnly = toolMatcher(policy.gate.read_only_tools);
 
   return {
@@ -129,16 +156,35 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
       history,
       isReadOnly: readOnly,
       candidates(type, runtime, tool, kind = 'other') {
-        const key = `${type}\u0000${runtime ?? ''}\u0000${tool}\u0000${kind}`;
-        const hit = cache.get(key);
+        const hit = cache
+          .get(type)
+          ?.get(runtime ?? '')
+          ?.get(tool)
+          ?.get(kind);
         if (hit) return hit;
         const found = index(tool, kind).filter(
           (r) =>
             (!r.types || r.types.has(type)) && (!r.runtimes || (runtime !== null && r.runtimes.has(runtime))),
         );
         found.sort((a, b) => b.rule.priority - a.rule.priority || a.index - b.index);
-        if (cache.size >= CANDIDATE_CACHE_SIZE) cache.clear();
-        cache.set(key, found);
+        if (cached >= CANDIDATE_CACHE_SIZE) {
+          cache = new Map();
+          cached = 0;
+        }
+        const level = <K, V>(m: Map<K, V>, k: K, make: () => V): V => {
+          const v = m.get(k);
+          if (v !== undefined) return v;
+          const made = make();
+          m.set(k, made);
+          return made;
+        };
+        const byTool = level(
+          level(cache, type, () => new Map()),
+          runtime ?? '',
+          () => new Map(),
+        );
+        level(byTool, tool, () => new Map()).set(kind, found);
+        cached++;
         return found;
       },
     },

@@ -1,6 +1,7 @@
+import { closureFunctions, withClosure } from '../cel/closures.js';
 import { celEnvironment } from '../cel/environment.js';
 import type { CelContext, CelProgram } from './cel.js';
-import { CEL_FUNCTIONS, CEL_VARIABLES } from './cel.js';
+import { CEL_FUNCTIONS, CEL_VARIABLES, CLOSURE_FUNCTIONS } from './cel.js';
 import type { HistoryEntry } from './types.js';
 
 /**
@@ -120,15 +121,19 @@ function compileClosed(source: string, name: string, node: AstNode): CelProgram 
   return compiled.program;
 }
 
+const INDEXED_FUNCTIONS = {
+  ...CEL_FUNCTIONS,
+  // `E in set` would say the same for strings; a function keeps heterogeneous values plainly false.
+  '__hxHas(dyn, dyn): bool': (values: ReadonlyMap<string, number>, v: unknown) =>
+    typeof v === 'string' && values.has(v),
+};
+/** The helpers an indexed condition's closure calls directly (src/cel/closures.ts). */
+export const INDEXED_CLOSURE_FUNCTIONS = closureFunctions(INDEXED_FUNCTIONS as never);
+
 const indexedEnvironment = celEnvironment({
   variables: { ...CEL_VARIABLES, [INDEX_VARIABLE]: 'map' },
   mixedLiterals: true,
-  functions: {
-    ...CEL_FUNCTIONS,
-    // `E in set` would say the same for strings; a function keeps heterogeneous values plainly false.
-    '__hxHas(dyn, dyn): bool': (values: ReadonlyMap<string, number>, v: unknown) =>
-      typeof v === 'string' && values.has(v),
-  } as never,
+  functions: INDEXED_FUNCTIONS as never,
 });
 
 export interface IndexedCondition {
@@ -186,8 +191,10 @@ export function indexCondition(
     if (rest.length !== 2 || !isNode(variable) || variable.op !== 'id' || !isNode(body)) return undefined;
     const name = variable.args as string;
     const slice = (n: AstNode) => source.slice(n.start, n.end);
-    const closed = compileClosed(slice(body), name, body);
-    if (closed) {
+    const closedCel = compileClosed(slice(body), name, body);
+    if (closedCel) {
+      // Run once per entry as it joins the window: the closure, cel-js where it is unsure.
+      const closed = withClosure(closedCel, CLOSURE_FUNCTIONS) as CelProgram;
       const id = table.add(`closed\u0000${name}\u0000${slice(body)}`, {
         test: (entry) => closed({ [name]: entry } as never),
         field: undefined,
@@ -211,7 +218,7 @@ export function indexCondition(
     const rest2 = parts.filter((p) => p !== eq);
     const tests = rest2.map((p) => compileClosed(slice(p), name, p));
     if (tests.some((t) => t === undefined)) return undefined;
-    const others = tests as CelProgram[];
+    const others = (tests as CelProgram[]).map((t) => withClosure(t, CLOSURE_FUNCTIONS) as CelProgram);
     const test =
       others.length === 0
         ? undefined
