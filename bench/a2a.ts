@@ -199,7 +199,7 @@ async function durable(dir: string, url: string, rx: ReturnType<typeof receiver>
         const eventId = newId('event');
         const s = update(taskId).payload;
         if (s?.$case !== 'statusUpdate') continue;
-        const payload: PushPayload = { eventId, taskId, configId: 'c', body: pushBody(s) };
+        const payload: PushPayload = { eventId, taskId, configId: 'c', body: await pushBody(s) };
         await svc.enqueue(tx, {
           eventId,
           destination: pushDestination(url),

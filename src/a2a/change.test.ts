@@ -128,7 +128,7 @@ describe.each(await dialects())('the A2A task state machine on %s', (dialect) =>
     const state = pushed.$case === 'statusUpdate' ? pushed.value.status?.state : undefined;
     // The stored state is the one pushed, whichever writer won; the loser changed nothing.
     const row = (await db.query<q.A2ATaskRow>(q.selectTask('a2a-race')))[0]!;
-    expect(taskFromRow(row).status?.state).toBe(state);
+    expect((await taskFromRow(row)).status?.state).toBe(state);
     expect(recorded).toBe(pushes[0]!.by === 'record');
   });
 
@@ -137,6 +137,7 @@ describe.each(await dialects())('the A2A task state machine on %s', (dialect) =>
     const db = store.db;
     await workingTask(db, 'a2a-save');
     const row = (await db.query<q.A2ATaskRow>(q.selectTask('a2a-save')))[0]!;
+    const before = await taskFromRow(row);
     const as = (state: TaskState) =>
       q.upsertTask({
         id: row.id,
@@ -145,7 +146,7 @@ describe.each(await dialects())('the A2A task state machine on %s', (dialect) =>
         causeEventId: null,
         state: stateName(state),
         task: JSON.stringify(
-          Task.toJSON({ ...taskFromRow(row), status: { state, timestamp: '', message: undefined } }),
+          Task.toJSON({ ...before, status: { state, timestamp: '', message: undefined } }),
         ),
         now: 5,
       });

@@ -1,8 +1,8 @@
-import { Task } from '@a2a-js/sdk';
+import type { Task } from '@a2a-js/sdk';
 import type { Db } from '../store/port.js';
 import type { Update } from './executor.js';
 import { isTerminal, stateName } from './states.js';
-import { taskFromRow } from './store.js';
+import { taskFromRow, taskJson } from './store.js';
 import * as q from './sql.js';
 
 /** A task's new body and what the change says (the payload of its pushes). */
@@ -35,13 +35,13 @@ export async function changeTask(
 ): Promise<{ row: q.A2ATaskRow; change: Change } | undefined> {
   let row: q.A2ATaskRow | undefined = first;
   for (let round = 0; row && round < MAX_ROUNDS; round++) {
-    const current = taskFromRow(row);
+    const current = await taskFromRow(row);
     if (isTerminal(current.status?.state)) return undefined;
     const change = decide(row, current);
     if (!change) return undefined;
     const to = {
       state: stateName(change.task.status?.state),
-      task: JSON.stringify(Task.toJSON(change.task)),
+      task: await taskJson(change.task),
     };
     const won = await tx.query(q.changeTask(row.id, { state: row.state, task: row.task }, to, now));
     if (won.length > 0) return { row, change };

@@ -1,12 +1,12 @@
-import {
-  type Message,
-  type Part,
-  type Task,
-  type TaskArtifactUpdateEvent,
-  TaskState,
-  type TaskStatus,
-  type TaskStatusUpdateEvent,
+import type {
+  Message,
+  Part,
+  Task,
+  TaskArtifactUpdateEvent,
+  TaskStatus,
+  TaskStatusUpdateEvent,
 } from '@a2a-js/sdk';
+import { TaskState } from './wire.js';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import type { Envelope, EnvelopeInput } from '../envelope/index.js';
 import type { Principal } from '../kernel/module.js';
@@ -341,7 +341,7 @@ export class SkillExecutor implements AgentExecutor {
     const why = end.reason;
     await this.d.end(task.id, end);
     const row = (await this.d.db.query<q.A2ATaskRow>(q.selectTask(task.id)))[0];
-    const recorded = row ? taskFromRow(row).status : undefined;
+    const recorded = row ? (await taskFromRow(row)).status : undefined;
     const failed = recorded ?? status(end.state, this.d.now(), agentMessage(task.id, task.contextId, why));
     bus.publish(
       AgentEvent().statusUpdate({ taskId: task.id, contextId: task.contextId, status: failed, metadata: {} }),
@@ -364,7 +364,7 @@ export class SkillExecutor implements AgentExecutor {
         q.listTasks({ owner: principal.name, contextId: ctx.contextId, limit: 1 }),
       )
     )[0];
-    if (!latest?.sb_task_id || taskFromRow(latest).metadata?.skill !== skillId) return undefined;
+    if (!latest?.sb_task_id || (await taskFromRow(latest)).metadata?.skill !== skillId) return undefined;
     return latest.sb_task_id;
   }
 
@@ -494,7 +494,7 @@ export async function cancelSwitchboardTask(
     // An ended task is a conflict: its terminal event is on its way, and the handler then answers
     // TaskNotCancelable from the state it records, unless its agent exited with the task waiting.
     if ((err as { code?: string }).code !== 'conflict') throw err;
-    const held = row ? taskFromRow(row).metadata?.[AGENT_EXITED] !== undefined : false;
+    const held = row ? (await taskFromRow(row)).metadata?.[AGENT_EXITED] !== undefined : false;
     if (held) await ownEnd();
   }
 }

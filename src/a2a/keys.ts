@@ -1,5 +1,6 @@
-import { createHash, createPrivateKey, type KeyObject, sign } from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { createHash, createPrivateKey, generateKeyPair, type KeyObject, sign } from 'node:crypto';
+import { promisify } from 'node:util';
+import type { JWK } from 'jose';
 import type { Vault } from '../log/vault.js';
 import type { Db } from '../store/port.js';
 import * as q from './sql.js';
@@ -14,6 +15,19 @@ const ALG = 'ES256';
 
 function b64url(data: string | Buffer): string {
   return Buffer.from(data).toString('base64url');
+}
+
+/**
+ * Keys are made and exported with node:crypto, as tokens are signed: jose (~0.6 MB of heap) is left to
+ * the tests and to the `a2a-push` receiver, which loads it with its first JWT (docs/ARCHITECTURE.md
+ * "Idle memory"). The JWKs are the ones jose makes, member for member (keys.test.ts).
+ */
+const makeKeyPair = promisify(generateKeyPair);
+
+/** RFC 7638 thumbprint of an EC public JWK: SHA-256 over its required members in lexicographic order. */
+export function thumbprint(jwk: JWK): string {
+  const members = JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y });
+  return createHash('sha256').update(members).digest('base64url');
 }
 
 export interface PushClaims {
@@ -88,11 +102,11 @@ export class SigningKeys {
   }
 
   private async create(now: number): Promise<q.SigningKeyRow> {
-    const { publicKey, privateKey } = await generateKeyPair(ALG, { extractable: true });
-    const pub = await exportJWK(publicKey);
-    const kid = await calculateJwkThumbprint(pub);
+    const { publicKey, privateKey } = await makeKeyPair('ec', { namedCurve: 'P-256' });
+    const pub = publicKey.export({ format: 'jwk' }) as JWK;
+    const kid = thumbprint(pub);
     const row = await this.d.db.tx(async (tx) => {
-      const sealed = await this.d.vault.put(JSON.stringify(await exportJWK(privateKey)), {
+      const sealed = await this.d.vault.put(JSON.stringify(privateKey.export({ format: 'jwk' })), {
         tenantId: this.d.tenantId,
         db: tx,
       });

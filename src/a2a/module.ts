@@ -63,7 +63,7 @@ const CANCEL_POLL_MS = 50;
 async function endRecorded(db: Db, updates: Updates, taskId: string, ms: number): Promise<void> {
   const ended = async () => {
     const row = (await db.query<q.A2ATaskRow>(q.selectTask(taskId)))[0];
-    return !row || isTerminal(taskFromRow(row).status?.state);
+    return !row || isTerminal((await taskFromRow(row)).status?.state);
   };
   let wake = () => {};
   const off = updates.listen(taskId, () => wake());

@@ -1,5 +1,6 @@
-import { A2A_CONTENT_TYPE, StreamResponse, type TaskPushNotificationConfig } from '@a2a-js/sdk';
+import type { TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { A2A_CONTENT_TYPE, sdkRoot } from './wire.js';
 import type { SendDeps, SendResult } from '../channels/index.js';
 import type { DeliveryPort, DynamicSender } from '../delivery/port.js';
 import { type Egress, TargetRefusedError } from '../egress/index.js';
@@ -56,8 +57,8 @@ export async function checkPushConfig(
 }
 
 /** A task's change (status or artifact) as the body of a push: a v1.0 `StreamResponse` in ProtoJSON. */
-export function pushBody(update: Update): string {
-  return JSON.stringify(StreamResponse.toJSON({ payload: update }));
+export async function pushBody(update: Update): Promise<string> {
+  return JSON.stringify((await sdkRoot()).StreamResponse.toJSON({ payload: update }));
 }
 
 /**
@@ -93,7 +94,7 @@ export async function enqueuePushes(
 ): Promise<void> {
   const configs = await tx.query<q.PushConfigRow>(q.selectPushConfigs(row.id));
   if (configs.length === 0) return;
-  const body = pushBody(update);
+  const body = await pushBody(update);
   for (const c of configs) {
     const payload: PushPayload = { eventId: event.event_id, taskId: row.id, configId: c.id, body };
     const enqueue = delivery.enqueueNow ?? delivery.enqueue;

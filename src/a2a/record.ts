@@ -1,4 +1,5 @@
-import { TaskState } from '@a2a-js/sdk';
+import type { TaskState as States } from '@a2a-js/sdk';
+import { TaskState } from './wire.js';
 import { causedBy, type Envelope, type EnvelopeInput } from '../envelope/index.js';
 import type { EventLog } from '../log/log.js';
 import type { Db } from '../store/port.js';
@@ -15,8 +16,8 @@ import * as q from './sql.js';
  * cancel of a task whose agent has already exited (`agent.a2a_task.canceled`).
  */
 export type OwnEnd =
-  | { state: TaskState.TASK_STATE_FAILED; reason: string }
-  | { state: TaskState.TASK_STATE_CANCELED; reason: string; by: string };
+  | { state: States.TASK_STATE_FAILED; reason: string }
+  | { state: States.TASK_STATE_CANCELED; reason: string; by: string };
 
 export interface RecordDeps {
   db: Db;
@@ -39,7 +40,7 @@ export async function recordEnd(d: RecordDeps, taskId: string, end: OwnEnd): Pro
   try {
     update = await d.db.tx(async (tx) => {
       const row = (await tx.query<q.A2ATaskRow>(q.selectTask(taskId)))[0];
-      if (!row || isTerminal(taskFromRow(row).status?.state)) return undefined;
+      if (!row || isTerminal((await taskFromRow(row)).status?.state)) return undefined;
       const cause = row.cause_event_id ? (await d.log.get(row.cause_event_id, tx))?.envelope : undefined;
       const canceled = end.state === TaskState.TASK_STATE_CANCELED;
       const input: EnvelopeInput = {

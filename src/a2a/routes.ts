@@ -1,13 +1,4 @@
-import {
-  A2A_VERSION_HEADER,
-  AGENT_CARD_PATH,
-  AgentCard,
-  Extensions,
-  HTTP_EXTENSION_HEADER,
-  SSE_HEADERS,
-  formatSSEErrorEvent,
-  formatSSEEvent,
-} from '@a2a-js/sdk';
+import type { AgentCard } from '@a2a-js/sdk';
 import type { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import type { A2ARequestHandler, JsonRpcTransportHandler } from '@a2a-js/sdk/server';
 import { AppError } from '../errors/index.js';
@@ -17,6 +8,7 @@ import type { App, Services } from '../kernel/module.js';
 import { JSONRPC_PATH } from './card.js';
 import { loadServerSdk, type ServerSdk } from './sdk.js';
 import { KeyUser } from './store.js';
+import { AGENT_CARD_PATH, sdkRoot } from './wire.js';
 
 /** JSON-RPC 2.0's own codes; the A2A ones (-32001…) come from the SDK's error mapping. */
 export const RPC = { parse: -32700, invalidRequest: -32600, invalidParams: -32602 } as const;
@@ -85,7 +77,7 @@ export function checkEnvelope(
 }
 
 export function a2aRoutes(app: App, s: Services, r: A2ARoutes): void {
-  app.get(`/${AGENT_CARD_PATH}`, (c) => c.json(AgentCard.toJSON(r.card()) as object));
+  app.get(`/${AGENT_CARD_PATH}`, async (c) => c.json((await sdkRoot()).AgentCard.toJSON(r.card()) as object));
 
   const transports = new WeakMap<
     A2ARequestHandler,
@@ -103,7 +95,7 @@ export function a2aRoutes(app: App, s: Services, r: A2ARoutes): void {
   app.post(JSONRPC_PATH, requireRole(s.keys, 'agent', 'admin'), async (c) => {
     const building = r.handler();
     if (!building) throw new AppError('not_ready', 'the a2a module has not started');
-    const [handler, sdk] = await Promise.all([building, loadServerSdk()]);
+    const [handler, sdk, root] = await Promise.all([building, loadServerSdk(), sdkRoot()]);
     let bytes: Uint8Array;
     try {
       bytes = await readBody(c, r.maxBytes());
@@ -115,7 +107,7 @@ export function a2aRoutes(app: App, s: Services, r: A2ARoutes): void {
     const checked = checkEnvelope(new TextDecoder().decode(bytes));
     if (!checked.ok) return c.json(checked.error);
     const body = checked.body;
-    const requested = c.req.header(A2A_VERSION_HEADER);
+    const requested = c.req.header(root.A2A_VERSION_HEADER);
     // As the SDK's express handler does: no A2A-Version header means a v0.3 client.
     const legacy = (requested || '0.3') === '0.3';
     const t = transportsFor(handler, sdk);
@@ -125,7 +117,7 @@ export function a2aRoutes(app: App, s: Services, r: A2ARoutes): void {
     const id = (body.id ?? null) as string | number | null;
     const ctx = new sdk.server.ServerCallContext({
       user: new KeyUser(c.get('principal')),
-      requestedExtensions: Extensions.parseServiceParameter(c.req.header(HTTP_EXTENSION_HEADER)),
+      requestedExtensions: root.Extensions.parseServiceParameter(c.req.header(root.HTTP_EXTENSION_HEADER)),
       ...(requested ? { requestedVersion: requested } : {}),
     });
     try {
@@ -144,7 +136,7 @@ export function a2aRoutes(app: App, s: Services, r: A2ARoutes): void {
     } catch (err) {
       return c.json({ jsonrpc: '2.0', id, error: mapError(err) });
     }
-    return sse(first, events, (err) => ({ jsonrpc: '2.0', id, error: mapError(err) }), s);
+    return sse(first, events, (err) => ({ jsonrpc: '2.0', id, error: mapError(err) }), s, root);
   });
 }
 
@@ -157,6 +149,7 @@ function sse(
   events: AsyncGenerator<unknown>,
   onError: (e: unknown) => unknown,
   s: Services,
+  { formatSSEEvent, formatSSEErrorEvent, SSE_HEADERS }: Awaited<ReturnType<typeof sdkRoot>>,
 ): Response {
   const encoder = new TextEncoder();
   const stream = new ReadableStream<Uint8Array>({

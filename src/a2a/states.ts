@@ -1,4 +1,4 @@
-import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import { TaskState, taskStateToJSON } from './wire.js';
 
 /** The A2A state for each Switchboard task event (docs/a2a.md, "States"); others change nothing. */
 const BY_EVENT: Record<string, TaskState> = {
@@ -18,7 +18,7 @@ export function stateForEvent(type: string): TaskState | undefined {
   return BY_EVENT[type];
 }
 
-const TERMINAL = new Set([
+const TERMINAL = new Set<TaskState>([
   TaskState.TASK_STATE_COMPLETED,
   TaskState.TASK_STATE_FAILED,
   TaskState.TASK_STATE_CANCELED,

@@ -1,10 +1,6 @@
-import {
-  type ListTasksRequest,
-  type ListTasksResponse,
-  Task,
-  type TaskPushNotificationConfig,
-} from '@a2a-js/sdk';
+import type { ListTasksRequest, ListTasksResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { sdkRoot } from './wire.js';
 import type {
   PushNotificationStore,
   ServerCallContext,
@@ -57,8 +53,13 @@ function withoutUpdateMetadata(task: Task): Task {
   return { ...task, metadata };
 }
 
-export function taskFromRow(row: q.A2ATaskRow): Task {
-  return Task.fromJSON(JSON.parse(row.task));
+export async function taskFromRow(row: q.A2ATaskRow): Promise<Task> {
+  return (await sdkRoot()).Task.fromJSON(JSON.parse(row.task));
+}
+
+/** A task as stored: its ProtoJSON text. */
+export async function taskJson(task: Task): Promise<string> {
+  return JSON.stringify((await sdkRoot()).Task.toJSON(task));
 }
 
 const MAX_PAGE = 100;
@@ -86,7 +87,7 @@ export class A2ATaskStore implements TaskStore {
     const task = withoutUpdateMetadata(sdkTask);
     const row = (await this.d.db.query<q.A2ATaskRow>(q.selectTask(task.id)))[0];
     const state = stateName(task.status?.state);
-    if (row && row.state === state && row.task === JSON.stringify(Task.toJSON(task))) return;
+    if (row && row.state === state && row.task === (await taskJson(task))) return;
     // The first snapshot, saved after the run's start was already recorded: refused anyway (`q.upsertTask`).
     if (row && state === 'TASK_STATE_SUBMITTED' && row.state !== state) return;
     await this.write(this.d.db, task, principalOf(ctx).name, null);
@@ -101,7 +102,7 @@ export class A2ATaskStore implements TaskStore {
         contextId: task.contextId,
         causeEventId,
         state: stateName(task.status?.state),
-        task: JSON.stringify(Task.toJSON(task)),
+        task: await taskJson(task),
         now: this.d.now(),
         skill: typeof task.metadata?.skill === 'string' ? task.metadata.skill : null,
       }),
@@ -110,7 +111,7 @@ export class A2ATaskStore implements TaskStore {
 
   async load(taskId: string, ctx: ServerCallContext): Promise<Task | undefined> {
     const row = await this.row(taskId, ctx);
-    return row ? taskFromRow(row) : undefined;
+    return row ? await taskFromRow(row) : undefined;
   }
 
   /** The row when this caller may see it. */
@@ -139,9 +140,10 @@ export class A2ATaskStore implements TaskStore {
     const page = rows.slice(0, pageSize);
     const last = page.at(-1);
     const total = await this.d.db.query<{ n: number }>(q.countTasks(owner));
+    const { Task } = await sdkRoot();
     return {
       tasks: page.map((r) => {
-        const t = taskFromRow(r);
+        const t = Task.fromJSON(JSON.parse(r.task));
         return params.includeArtifacts ? t : { ...t, artifacts: [] };
       }),
       nextPageToken: rows.length > pageSize && last ? `${Number(last.created_at)}.${last.id}` : '',

@@ -1,4 +1,5 @@
-import { type Artifact, type Part, type Task, type TaskState, TaskState as States } from '@a2a-js/sdk';
+import type { Artifact, Part, Task } from '@a2a-js/sdk';
+import { type TaskState, TaskState as States } from './wire.js';
 import type { Envelope } from '../envelope/index.js';
 import { markProcessed, once } from '../log/inbox.js';
 import type { Subscriber } from '../log/relay.js';
@@ -321,7 +322,7 @@ export function taskEventSubscriber(d: SubscriberDeps): Subscriber {
         const pre = sbTask
           ? (await d.db.query<q.A2ATaskRow>(q.selectTaskBySwitchboardTask(sbTask)))[0]
           : undefined;
-        const waiting = pre ? taskFromRow(pre) : undefined;
+        const waiting = pre ? await taskFromRow(pre) : undefined;
         const waitsOn =
           waiting?.status?.state === States.TASK_STATE_INPUT_REQUIRED
             ? waiting.metadata?.[WAITS_ON]

@@ -1,4 +1,5 @@
-import { AgentCard } from '@a2a-js/sdk';
+import type { AgentCard } from '@a2a-js/sdk';
+import { sdkRoot } from '../a2a/wire.js';
 import type { Egress } from '../egress/index.js';
 
 /**
@@ -36,7 +37,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Checks a card is A2A v1.0 with a JSON-RPC interface and at least one skill; names the field when not. */
-export function readCard(raw: unknown): ReadCard {
+export async function readCard(raw: unknown): Promise<ReadCard> {
   if (!isRecord(raw)) throw new CardError('the agent card is not a JSON object');
   if (typeof raw.name !== 'string' || raw.name === '')
     throw new CardError('card.name: required (a non-empty string)');
@@ -63,7 +64,7 @@ export function readCard(raw: unknown): ReadCard {
   });
   let card: AgentCard;
   try {
-    card = AgentCard.fromJSON(raw);
+    card = (await sdkRoot()).AgentCard.fromJSON(raw);
   } catch (err) {
     throw new CardError(`the agent card does not parse as A2A v1.0: ${(err as Error).message}`);
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AgentCard } from '@a2a-js/sdk';
+import { sdkRoot } from '../a2a/wire.js';
 import { type ClusterService, clusterPort, RESYNC } from '../cluster/port.js';
 import { type Egress, liveEgress } from '../egress/index.js';
 import type { Envelope } from '../envelope/index.js';
@@ -96,14 +96,14 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
             if (!(err instanceof CardError) || !err.retryable)
               throw new Error(`agents.${id}.card_url: ${(err as Error).message}`);
             deps.logger.warn({ agent: id, err: err.message }, 'agents: card not fetched; retried later');
-            if (row) read = readCard(JSON.parse(row.card));
+            if (row) read = await readCard(JSON.parse(row.card));
           }
           if (read) await putConfigAgent(deps, registry, env, id, read, seen, row);
         }
         for (const row of rows.values()) {
           if (row.source !== 'api' || deps.config.agents[row.id]) continue;
           try {
-            registry.put(row.id, readCard(JSON.parse(row.card)), {
+            registry.put(row.id, await readCard(JSON.parse(row.card)), {
               source: 'api',
               cardUrl: row.card_url,
               weight: Number(row.weight),
@@ -223,7 +223,7 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
               );
             let read: ReadCard;
             try {
-              read = req.card_url ? await fetchCard(req.card_url, out) : readCard(req.card);
+              read = req.card_url ? await fetchCard(req.card_url, out) : await readCard(req.card);
             } catch (err) {
               if (err instanceof CardError) throw new AppError('AGENT_CARD_INVALID', err.message);
               throw err;
@@ -245,7 +245,7 @@ export function agentsModule(opts: AgentsModuleOptions = {}) {
                   id: req.id,
                   source: 'api',
                   cardUrl: req.card_url ?? null,
-                  card: JSON.stringify(AgentCard.toJSON(read.card)),
+                  card: JSON.stringify((await sdkRoot()).AgentCard.toJSON(read.card)),
                   weight,
                   lastSeen: now,
                   registeredBy: by.name,

@@ -1,4 +1,5 @@
-import { type AgentCard, type Message, type Part, type Task, TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import type { AgentCard, Message, Part, Task } from '@a2a-js/sdk';
+import { TaskState, taskStateToJSON } from '../a2a/wire.js';
 import type { Client } from '@a2a-js/sdk/client';
 import type { Egress } from '../egress/index.js';
 import { guardedFetch } from './card.js';

@@ -84,7 +84,7 @@ export class RegistrySync {
           continue;
         }
         try {
-          a = registry.put(row.id, readCard(JSON.parse(full.card)), {
+          a = registry.put(row.id, await readCard(JSON.parse(full.card)), {
             source: full.source as AgentSource,
             cardUrl: full.card_url,
             weight: Number(full.weight),

@@ -44,6 +44,8 @@ Module.prototype._compile = function (content, filename) {
 
 /** Loaded only when something needs them: none of them at an idle start with this config. */
 const LAZY = {
+  'the A2A SDK root (its codecs, and jose for card signatures)': '/@a2a-js/sdk/dist/index.js',
+  jose: '/node_modules/jose/',
   'the A2A SDK server side': '/@a2a-js/sdk/dist/server/',
   'the A2A SDK v0.3 compat server': '/@a2a-js/sdk/dist/compat/v0_3/server/',
   'the A2A SDK client': '/@a2a-js/sdk/dist/client/',
@@ -148,6 +150,7 @@ describe('an idle gateway', () => {
     expect(body.error).toBeUndefined();
     expect(body.result?.task?.id).toEqual(expect.any(String));
     expect(loaded()).toContain(LAZY['the A2A SDK server side']);
+    expect(loaded()).toContain(LAZY['the A2A SDK root (its codecs, and jose for card signatures)']);
   });
 
   it('loads the console pages with the first request to /console and answers it', async () => {

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import { createLocalJWKSet, decodeProtectedHeader, errors, type JSONWebKeySet, jwtVerify } from 'jose';
+import type { createLocalJWKSet, JSONWebKeySet } from 'jose';
+
+/** jose loads with the first JWT checked, not at start (docs/ARCHITECTURE.md "Idle memory"). */
+const jose = () => import('jose');
 import { z } from 'zod';
 import type { Egress } from '../../../egress/index.js';
 import { outboundUrl } from '../../../egress/index.js';
@@ -78,6 +81,7 @@ class JwksCache {
     if (r.status !== 200 || !r.body) return;
     const jwks = JSON.parse(r.body) as JSONWebKeySet;
     if (!Array.isArray(jwks.keys)) return;
+    const { createLocalJWKSet } = await jose();
     this.keys = {
       set: createLocalJWKSet(jwks),
       kids: new Set(jwks.keys.map((k) => k.kid).filter((k): k is string => typeof k === 'string')),
@@ -139,6 +143,7 @@ async function verifyJwt(
 ): Promise<VerifyResult> {
   const token = bearer(header(req, 'authorization'));
   if (!token) return reject('missing_signature', 'Authorization: Bearer <JWT> is required');
+  const { decodeProtectedHeader, errors, jwtVerify } = await jose();
   let kid: string | undefined;
   try {
     kid = decodeProtectedHeader(token).kid;
