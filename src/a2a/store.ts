@@ -140,12 +140,9 @@ export class A2ATaskStore implements TaskStore {
     const page = rows.slice(0, pageSize);
     const last = page.at(-1);
     const total = await this.d.db.query<{ n: number }>(q.countTasks(owner));
-    const { Task } = await sdkRoot();
+    const tasks = await Promise.all(page.map(taskFromRow));
     return {
-      tasks: page.map((r) => {
-        const t = Task.fromJSON(JSON.parse(r.task));
-        return params.includeArtifacts ? t : { ...t, artifacts: [] };
-      }),
+      tasks: params.includeArtifacts ? tasks : tasks.map((t) => ({ ...t, artifacts: [] })),
       nextPageToken: rows.length > pageSize && last ? `${Number(last.created_at)}.${last.id}` : '',
       pageSize,
       totalSize: Number(total[0]?.n ?? 0),

@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { RandomPool } from './random.js';
 import { monotonicFactory } from 'ulid';
 
 /**
@@ -47,15 +47,8 @@ export type VaultRef = Id<'vault'>;
  * of the CPU of a `report_progress` call (bench notify). The same CSPRNG, drawn 4 KiB at a time, serves
  * 256 ids per call. `byte / 256` is uniform over 32 equal steps, so each character stays uniform.
  */
-const pool = new Uint8Array(4096);
-let poolAt = pool.length;
-function pooledRandom(): number {
-  if (poolAt >= pool.length) {
-    randomFillSync(pool);
-    poolAt = 0;
-  }
-  return pool[poolAt++]! / 256;
-}
+const pool = new RandomPool();
+const pooledRandom = () => pool.byte() / 256;
 
 const ulid = monotonicFactory(pooledRandom);
 const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;

@@ -7,3 +7,4 @@ export * from './ids.js';
 export * from './schema.js';
 export * from './plan.js';
 export * from './json.js';
+export * from './random.js';

@@ -73,6 +73,16 @@ export function policyRevision(policy: Policy): string {
   return `rev_${sha256Hex(canonicalJson(policy)).slice(0, REVISION_HEX_CHARS)}`;
 }
 
+/** `m`'s map at `k`, made empty when there is none yet. */
+function inner<K, V extends Map<unknown, unknown>>(m: Map<K, V>, k: K): V {
+  let v = m.get(k);
+  if (!v) {
+    v = new Map() as V;
+    m.set(k, v);
+  }
+  return v;
+}
+
 /** Compiles every CEL expression once and builds the indexes; reports every problem with its place. */
 export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = []): CompileResult {
   const problems: PolicyProblem[] = [];
@@ -171,19 +181,8 @@ export function compilePolicy(policy: Policy, origins: readonly RuleOrigin[] = [
           cache = new Map();
           cached = 0;
         }
-        const level = <K, V>(m: Map<K, V>, k: K, make: () => V): V => {
-          const v = m.get(k);
-          if (v !== undefined) return v;
-          const made = make();
-          m.set(k, made);
-          return made;
-        };
-        const byTool = level(
-          level(cache, type, () => new Map()),
-          runtime ?? '',
-          () => new Map(),
-        );
-        level(byTool, tool, () => new Map()).set(kind, found);
+        const byTool = inner(inner(cache, type), runtime ?? '');
+        inner(byTool, tool).set(kind, found);
         cached++;
         return found;
       },

@@ -1,9 +1,28 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Envelope } from '../envelope/index.js';
 import { freshStore, type TestStore } from '../store/testing.js';
 import { EventLog } from './log.js';
-import { Relay, type RelayLoop, type RelayOptions } from './relay.js';
+import { Relay, type RelayLoop, type RelayOptions, type Subscriber } from './relay.js';
 
 const DEFAULTS = { tenant_id: 't1', environment: 'test' };
+
+/** Records each event's label in `seen`; the first handling of the event labelled `fails` throws. */
+function failingOnce(fails: string, label: (e: Envelope) => string, seen: string[]): Subscriber {
+  let failed = false;
+  return {
+    name: 'ordered',
+    accepts: () => true,
+    handle: async (e) => {
+      const l = label(e);
+      if (l === fails && !failed) {
+        failed = true;
+        seen.push(`${l} failed`);
+        throw new Error('first try fails');
+      }
+      seen.push(l);
+    },
+  };
+}
 
 /** The kernel's worker in miniature (the log may not import the kernel): one tick at a time. */
 function runner(): NonNullable<RelayOptions['run']> {
@@ -83,20 +102,7 @@ describe.each([true, false])('the in-process hand-off on SQLite (pipelined: %s)'
     const log = new EventLog(store.db, DEFAULTS);
     relay = new Relay(store.db, log, { pipeline, run: runner(), idleMs: 20, maxBackoffMs: 30 });
     const seen: string[] = [];
-    let failed = false;
-    relay.subscribe({
-      name: 'ordered',
-      accepts: () => true,
-      handle: async (e) => {
-        const label = String(e.subject.action);
-        if (label === '0' && !failed) {
-          failed = true;
-          seen.push('0 failed');
-          throw new Error('first try fails');
-        }
-        seen.push(label);
-      },
-    });
+    relay.subscribe(failingOnce('0', (e) => String(e.subject.action), seen));
     relay.start();
     for (let n = 0; n < 5; n++)
       await log.append({
@@ -113,23 +119,10 @@ describe.each([true, false])('the in-process hand-off on SQLite (pipelined: %s)'
     const log = new EventLog(store.db, DEFAULTS);
     relay = new Relay(store.db, log, { pipeline, run: runner(), idleMs: 20, maxBackoffMs: 400 });
     const seen: string[] = [];
-    let failed = false;
-    relay.subscribe({
-      name: 'ordered',
-      accepts: () => true,
-      handle: async (e) => {
-        const label = `${e.correlation_id}:${String(e.subject.action)}`;
-        if (label === 'corr-1:0' && !failed) {
-          failed = true;
-          seen.push('corr-1:0 failed');
-          throw new Error('first try fails');
-        }
-        seen.push(label);
-      },
-    });
+    relay.subscribe(failingOnce('corr-1:0', (e) => `${e.correlation_id}:${String(e.subject.action)}`, seen));
     relay.start();
     await log.append({ type: 'agent.tool.requested', correlation_id: 'corr-1', subject: { action: '0' } });
-    await until('the first failure', () => failed);
+    await until('the first failure', () => seen.length > 0);
     const before = relay.stats().handoffs;
     // One statement writes all four rows: corr-1's wait behind its retry, corr-2's go at once.
     await log.appendMany(

@@ -1,31 +1,15 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, randomFillSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { bytesDigest, newId } from '../envelope/index.js';
+import { bytesDigest, newId, RandomPool } from '../envelope/index.js';
 import type { Db } from '../store/port.js';
 import * as q from './sql.js';
 
 const KEY_BYTES = 32;
 const IV_BYTES = 12; // the GCM nonce size NIST SP 800-38D recommends
 
-/**
- * Nonces from the CSPRNG 4 KiB at a time instead of one `randomBytes(12)` per seal (~2 % of a reach
- * touch's CPU, two seals each): the same random 96-bit nonces, every pool byte handed out once and
- * copied out, so a refill never changes a nonce already used (`ids.ts` draws its ids the same way).
- */
-const ivPool = Buffer.allocUnsafeSlow(IV_BYTES * 341);
-let ivAt = ivPool.length;
-function freshIv(): Buffer {
-  if (ivAt + IV_BYTES > ivPool.length) {
-    randomFillSync(ivPool);
-    ivAt = 0;
-  }
-  // Its own memory (Buffer.alloc never slices the shared pool), so the store binds it without a copy.
-  const iv = Buffer.alloc(IV_BYTES);
-  ivPool.copy(iv, 0, ivAt, ivAt + IV_BYTES);
-  ivAt += IV_BYTES;
-  return iv;
-}
+/** The GCM nonces: random 96-bit values, drawn 4 KiB at a time (~2 % of a reach touch's CPU one by one). */
+const nonces = new RandomPool(IV_BYTES * 341);
 
 export interface StoredPayload {
   ref: string;
@@ -55,7 +39,7 @@ export class Vault {
   ): Promise<StoredPayload> {
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data);
     const ref = `vault://${newId('vault')}`;
-    const iv = freshIv();
+    const iv = nonces.bytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     cipher.setAAD(Buffer.from(ref));
     const ciphertext = Buffer.concat([cipher.update(bytes), cipher.final()]);

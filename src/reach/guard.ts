@@ -74,62 +74,47 @@ export function onAbort(signal: AbortSignal, fn: () => void): () => void {
 
 /** Only the five JSON types (seed §6.2): a Date, a Map or a class instance from a tool is a bug in it. */
 export function jsonProblem(value: unknown): string | undefined {
-  // Most results are JSON: the walk that names the path runs only for one that is not.
-  return isJson(value, 0) ? undefined : describeProblem(value, 'result', 0);
+  const p = problemIn(value, 0);
+  return p && `result${p.at} ${p.why}`;
 }
 
-function isJson(value: unknown, depth: number): boolean {
-  if (depth > 64) return false;
-  if (value === null) return true;
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return true;
-    case 'number':
-      return Number.isFinite(value);
-    case 'object': {
-      if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) if (!isJson(value[i], depth + 1)) return false;
-        return true;
-      }
-      const proto = Object.getPrototypeOf(value);
-      if (proto !== Object.prototype && proto !== null) return false;
-      for (const k of Object.keys(value))
-        if (!isJson((value as Record<string, unknown>)[k], depth + 1)) return false;
-      return true;
-    }
-    default:
-      return false;
-  }
-}
-
-function describeProblem(value: unknown, path: string, depth: number): string | undefined {
-  if (depth > 64) return `${path} is nested deeper than 64 levels`;
+/**
+ * The first place `value` is not JSON: where, below it (`[3].name`), and why. The path is put together
+ * on the way back from a problem, so the usual result, all JSON, builds no string at all.
+ */
+function problemIn(value: unknown, depth: number): { at: string; why: string } | undefined {
+  if (depth > 64) return { at: '', why: 'is nested deeper than 64 levels' };
   if (value === null) return undefined;
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return undefined;
     case 'number':
-      return Number.isFinite(value) ? undefined : `${path} is ${value}, which JSON cannot carry`;
+      return Number.isFinite(value) ? undefined : { at: '', why: `is ${value}, which JSON cannot carry` };
     case 'object': {
       if (Array.isArray(value)) {
         for (let i = 0; i < value.length; i++) {
-          const p = describeProblem(value[i], `${path}[${i}]`, depth + 1);
-          if (p) return p;
+          const p = problemIn(value[i], depth + 1);
+          if (p) return { at: `[${i}]${p.at}`, why: p.why };
         }
         return undefined;
       }
       const proto = Object.getPrototypeOf(value);
       if (proto !== Object.prototype && proto !== null)
-        return `${path} is a ${(value as object).constructor?.name ?? 'non-plain object'}, not a plain JSON object`;
-      for (const [k, v] of Object.entries(value)) {
-        const p = describeProblem(v, `${path}.${k}`, depth + 1);
-        if (p) return p;
+        return {
+          at: '',
+          why: `is a ${(value as object).constructor?.name ?? 'non-plain object'}, not a plain JSON object`,
+        };
+      for (const k of Object.keys(value)) {
+        const p = problemIn((value as Record<string, unknown>)[k], depth + 1);
+        if (p) return { at: `.${k}${p.at}`, why: p.why };
       }
       return undefined;
     }
     default:
-      return `${path} is ${typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`}, which JSON cannot carry`;
+      return {
+        at: '',
+        why: `is ${typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`}, which JSON cannot carry`,
+      };
   }
 }
