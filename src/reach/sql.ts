@@ -1,6 +1,6 @@
 import type { Dialect } from '../store/port.js';
 
-/** SQL of the reach module (tables in migrations 0700–0702). Shared text unless a dialect differs. */
+/** SQL of the reach module (tables in migrations 0700–0703). Shared text unless a dialect differs. */
 
 export interface TouchRow {
   tenant_id: string;
