@@ -1,4 +1,4 @@
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { EVENT_TYPES } from './catalogue.js';
 import type { Envelope } from './envelope.js';
@@ -95,8 +95,18 @@ export const ENVELOPE_JSON_SCHEMA = {
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
   ajv: Ajv,
 ) => Ajv;
-const ajv = addFormats(new Ajv({ allErrors: true, strict: true }));
-const validate = ajv.compile(ENVELOPE_JSON_SCHEMA);
+/**
+ * Compiled with the first check, not at import: the command-hook bridge (`dist/hook.mjs`) imports the
+ * adapters, which reach this module, and never checks an envelope; compiling there was ~30 % of its
+ * start-up CPU.
+ */
+let validator: ValidateFunction<Envelope> | undefined;
+function validate(value: unknown): value is Envelope {
+  validator ??= addFormats(new Ajv({ allErrors: true, strict: true })).compile<Envelope>(
+    ENVELOPE_JSON_SCHEMA,
+  );
+  return validator(value);
+}
 
 export interface SchemaProblem {
   path: string;
@@ -106,7 +116,7 @@ export interface SchemaProblem {
 /** Checks an envelope against the JSON Schema; returns the problems, empty when valid. */
 export function checkEnvelope(value: unknown): SchemaProblem[] {
   if (validate(value)) return [];
-  return (validate.errors ?? []).map((e) => ({
+  return (validator?.errors ?? []).map((e) => ({
     path: e.instancePath || '/',
     message: e.message ?? 'invalid',
   }));
