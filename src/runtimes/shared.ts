@@ -1,5 +1,8 @@
 import { basename } from 'node:path';
-import { checkJsonValue, type EnvelopeInput, type EventType, readJsonText } from '../envelope/index.js';
+// Straight from json.ts, not the envelope barrel: the command-hook bundle (dist/hook.mjs) then leaves
+// out the JSON Schema validator and its Ajv, which the bridge never uses.
+import type { EnvelopeInput, EventType } from '../envelope/index.js';
+import { checkJsonValue, readJsonText } from '../envelope/json.js';
 import type { Classified } from '../gate/kinds.js';
 import type { CapabilityMatrix, Decision, NativeReply, Normalized, RuntimeKind } from './runtime.js';
 

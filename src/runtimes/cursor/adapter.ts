@@ -1,4 +1,4 @@
-import { readJsonText } from '../../envelope/index.js';
+import { readJsonText } from '../../envelope/json.js';
 import { defineRuntime, exitTwo } from '../define.js';
 import { asRecord, type Json, str } from '../shared.js';
 import { CURSOR_EVENTS, type ReplyStyle } from './events.js';
