@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sql } from '../store/port.js';
-import { dialects, freshStore, type TestStore } from '../store/testing.js';
+import { dialects, explainPlan, freshStore, type TestStore } from '../store/testing.js';
 import * as q from './sql.js';
 
 /**
@@ -101,18 +101,6 @@ async function seed(store: TestStore): Promise<void> {
   await store.db.query({ text: 'ANALYZE' });
 }
 
-async function plan(store: TestStore, sql: Sql): Promise<string> {
-  if (store.db.dialect === 'sqlite') {
-    const rows = await store.db.query<{ detail: string }>({ ...sql, text: `EXPLAIN QUERY PLAN ${sql.text}` });
-    return rows.map((r) => r.detail).join('\n');
-  }
-  return store.db.tx(async (tx) => {
-    await tx.query({ text: 'SET LOCAL enable_seqscan = off' });
-    const rows = await tx.query<{ 'QUERY PLAN': string }>({ ...sql, text: `EXPLAIN ${sql.text}` });
-    return rows.map((r) => r['QUERY PLAN']).join('\n');
-  });
-}
-
 /** The names a plan gives the index asked for (SQLite names a UNIQUE column's index itself). */
 function indexNames(dialect: string, index: string): RegExp {
   if (index === 'pk') return dialect === 'sqlite' ? /INTEGER PRIMARY KEY/ : /_pkey/;
@@ -128,7 +116,7 @@ describe.each(DIALECTS)('the log’s indexes on %s', (dialect) => {
     store = await freshStore(dialect);
     await seed(store);
     for (const query of QUERIES.filter((x) => !x.only || x.only === dialect)) {
-      const text = await plan(store, query.sql(dialect));
+      const text = await explainPlan(store.db, query.sql(dialect));
       expect(text, query.name).toMatch(indexNames(dialect, query.index));
       expect(text, query.name).not.toMatch(/^SCAN events$|Seq Scan on events/m);
     }

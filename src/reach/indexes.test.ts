@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sql } from '../store/port.js';
-import { dialects, freshStore, type TestStore } from '../store/testing.js';
+import { dialects, explainPlan, freshStore, type TestStore } from '../store/testing.js';
 import * as q from './sql.js';
 
 /**
@@ -43,21 +43,6 @@ async function seed(store: TestStore): Promise<void> {
   await store.db.query({ text: 'ANALYZE' });
 }
 
-async function plan(store: TestStore, sql: Sql): Promise<string> {
-  if (store.db.dialect === 'sqlite') {
-    // A DELETE is planned on the write connection: EXPLAIN changes nothing.
-    const rows = await store.db.tx((tx) =>
-      tx.query<{ detail: string }>({ ...sql, text: `EXPLAIN QUERY PLAN ${sql.text}` }),
-    );
-    return rows.map((r) => r.detail).join('\n');
-  }
-  return store.db.tx(async (tx) => {
-    await tx.query({ text: 'SET LOCAL enable_seqscan = off' });
-    const rows = await tx.query<{ 'QUERY PLAN': string }>({ ...sql, text: `EXPLAIN ${sql.text}` });
-    return rows.map((r) => r['QUERY PLAN']).join('\n');
-  });
-}
-
 function indexNames(dialect: string, index: string): RegExp {
   if (index === 'pk') return dialect === 'sqlite' ? /sqlite_autoindex_reach_touches_1/ : /reach_touches_pkey/;
   return new RegExp(`\\b${index}\\b`);
@@ -71,7 +56,7 @@ describe.each(DIALECTS)('reach’s indexes on %s', (dialect) => {
     store = await freshStore(dialect);
     await seed(store);
     for (const query of QUERIES) {
-      const text = await plan(store, query.sql);
+      const text = await explainPlan(store.db, query.sql);
       expect(text, query.name).toMatch(indexNames(dialect, query.index));
       expect(text, query.name).not.toMatch(/^SCAN reach_touches$|Seq Scan on reach_touches/m);
     }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { appMigrations } from '../server/modules.js';
 import { migrate } from './migrate.js';
-import type { Db, Dialect } from './port.js';
+import type { Db, Dialect, Sql } from './port.js';
 import { PostgresDb } from './postgres.js';
 import { SqliteDb } from './sqlite.js';
 
@@ -95,4 +95,24 @@ export async function freshStore(dialect: Dialect): Promise<TestStore> {
 /** The dialects to run a suite against: SQLite always, PostgreSQL when reachable (or required). */
 export async function dialects(): Promise<Dialect[]> {
   return (await pgAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];
+}
+
+/**
+ * The plan the database chooses for `sql`, as text: SQLite's EXPLAIN QUERY PLAN details, or
+ * PostgreSQL's EXPLAIN with sequential scans discouraged (a tiny test table would otherwise be
+ * scanned whatever its indexes). Run in a transaction, so a DELETE is planned on the write connection;
+ * EXPLAIN changes nothing. For the tests that prove each query has its index.
+ */
+export async function explainPlan(db: Db, sql: Sql): Promise<string> {
+  if (db.dialect === 'sqlite') {
+    const rows = await db.tx((tx) =>
+      tx.query<{ detail: string }>({ ...sql, text: `EXPLAIN QUERY PLAN ${sql.text}` }),
+    );
+    return rows.map((r) => r.detail).join('\n');
+  }
+  return db.tx(async (tx) => {
+    await tx.query({ text: 'SET LOCAL enable_seqscan = off' });
+    const rows = await tx.query<{ 'QUERY PLAN': string }>({ ...sql, text: `EXPLAIN ${sql.text}` });
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  });
 }
