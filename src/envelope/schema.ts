@@ -96,9 +96,9 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
   ajv: Ajv,
 ) => Ajv;
 /**
- * Compiled with the first check, not at import: the command-hook bridge (`dist/hook.mjs`) imports the
- * adapters, which reach this module, and never checks an envelope; compiling there was ~30 % of its
- * start-up CPU.
+ * Compiled with the first check, not at import (~25 ms of CPU): a process that loads the envelope
+ * module and never checks an envelope, such as most CLI commands, does not pay for it. The
+ * command-hook bridge avoids even loading it (`runtimes/shared.ts` imports `json.ts` directly).
  */
 let validator: ValidateFunction<Envelope> | undefined;
 function validate(value: unknown): value is Envelope {
