@@ -153,9 +153,8 @@ function loadAll(dir: string, url: string, eps: Endpoint[], seconds: number, rat
  * half, so the verdict compares the end with the highest sample of the first half, not with the start.
  */
 function growth(samples: number[], end: number): string {
-  const firstHalf = samples.slice(0, Math.max(1, Math.floor(samples.length / 2)));
-  if (firstHalf.length === 0) return 'too short to tell';
-  const grew = end - Math.max(...firstHalf);
+  if (samples.length === 0) return 'too short to tell';
+  const grew = end - Math.max(...samples.slice(0, Math.max(1, Math.floor(samples.length / 2))));
   return `${fmt(grew, 1)} MB over the second half (warm-up excluded)`;
 }
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sql } from '../store/port.js';
-import { dialects, explainPlan, freshStore, type TestStore } from '../store/testing.js';
+import { dialects, explainPlan, freshStore, type TestStore, tableIndexes } from '../store/testing.js';
 import * as q from './sql.js';
 
 /**
@@ -124,14 +124,7 @@ describe.each(DIALECTS)('the log’s indexes on %s', (dialect) => {
 
   it('has no index on events or outbox that no query uses', async () => {
     store = await freshStore(dialect);
-    const rows =
-      dialect === 'sqlite'
-        ? await store.db.query<{ name: string }>({
-            text: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('events', 'outbox')",
-          })
-        : await store.db.query<{ name: string }>({
-            text: "SELECT indexname AS name FROM pg_indexes WHERE tablename IN ('events', 'outbox') AND schemaname = current_schema()",
-          });
+    const rows = await tableIndexes(store.db, ['events', 'outbox']);
     const used = new Set(QUERIES.map((x) => x.index));
     for (const { name } of rows) {
       const known =

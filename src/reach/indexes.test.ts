@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sql } from '../store/port.js';
-import { dialects, explainPlan, freshStore, type TestStore } from '../store/testing.js';
+import { dialects, explainPlan, freshStore, type TestStore, tableIndexes } from '../store/testing.js';
 import * as q from './sql.js';
 
 /**
@@ -64,14 +64,7 @@ describe.each(DIALECTS)('reach’s indexes on %s', (dialect) => {
 
   it('has no index on reach_touches that no query uses, and the task index leaves taskless touches out', async () => {
     store = await freshStore(dialect);
-    const rows =
-      dialect === 'sqlite'
-        ? await store.db.query<{ name: string; sql: string | null }>({
-            text: "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'reach_touches'",
-          })
-        : await store.db.query<{ name: string; sql: string }>({
-            text: "SELECT indexname AS name, indexdef AS sql FROM pg_indexes WHERE tablename = 'reach_touches' AND schemaname = current_schema()",
-          });
+    const rows = await tableIndexes(store.db, ['reach_touches']);
     const names = rows.map((r) => r.name).filter((n) => !/autoindex|_pkey$/.test(n));
     expect(names.sort()).toEqual(['reach_touches_expires', 'reach_touches_task']);
     const task = rows.find((r) => r.name === 'reach_touches_task')!;

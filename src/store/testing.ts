@@ -116,3 +116,22 @@ export async function explainPlan(db: Db, sql: Sql): Promise<string> {
     return rows.map((r) => r['QUERY PLAN']).join('\n');
   });
 }
+
+/** The indexes on `tables`, with their definitions (SQLite's own autoindexes have none). */
+export async function tableIndexes(
+  db: Db,
+  tables: string[],
+): Promise<{ name: string; sql: string | null }[]> {
+  const list = tables.map((_, i) => `$${i + 1}`).join(', ');
+  return db.query<{ name: string; sql: string | null }>(
+    db.dialect === 'sqlite'
+      ? {
+          text: `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN (${list})`,
+          values: tables,
+        }
+      : {
+          text: `SELECT indexname AS name, indexdef AS sql FROM pg_indexes WHERE tablename IN (${list}) AND schemaname = current_schema()`,
+          values: tables,
+        },
+  );
+}
