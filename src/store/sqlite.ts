@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { AppError } from '../errors/index.js';
+import { Checkpointer, type CheckpointerOptions } from './checkpointer.js';
 import { classifyStoreError } from './errors.js';
 import { type Db, type DbStats, type Row, runBeforeCommit, runHooks, type Sql, writes } from './port.js';
 import { InlineLink, ThreadLink, type WriterLink } from './sqlite-link.js';
@@ -38,6 +39,11 @@ export interface SqliteOptions {
    * libuv's thread pool. Tests pass one they control.
    */
   syncFile?: SyncFile;
+  /**
+   * The inline writer's checkpoints run in a thread once the WAL first grows past 4 MB
+   * (`checkpointer.ts`); `false` leaves them to SQLite, inside the COMMIT that crosses 1,000 pages.
+   */
+  checkpoints?: CheckpointerOptions | false;
 }
 
 /** What the benchmarks and tests reach below the port: the write connection itself. */
@@ -150,6 +156,8 @@ export class SqliteDb implements Db {
   private readonly counts: DbStats = { commits: 0, transactions: 0, statements: 0 };
   /** `full` with the writer inline: commits with NORMAL, then the WAL's fdatasync off the event loop. */
   private readonly walSync: WalSync | undefined;
+  /** The inline writer's checkpoints, off the event loop once the WAL has grown (`checkpointer.ts`). */
+  readonly checkpoints: Checkpointer | undefined;
 
   constructor(opts: SqliteOptions) {
     const memory = opts.path === ':memory:';
@@ -175,6 +183,12 @@ export class SqliteDb implements Db {
         this.reader = r;
       }
       this.link = inline ? new InlineLink(writer) : new ThreadLink(writer, opts.onFatal ?? throwLater);
+      if (inline && !memory && opts.checkpoints !== false)
+        this.checkpoints = new Checkpointer(
+          opts.path,
+          (source) => this.direct({ text: `PRAGMA ${source}` }),
+          opts.checkpoints,
+        );
     } catch (err) {
       this.reader?.close();
       throw classifyStoreError(err);
@@ -258,6 +272,16 @@ export class SqliteDb implements Db {
     setImmediate(() => {
       this.kicked = false;
       if (this.busy || this.queue.length === 0) return;
+      // A fenced checkpoint (checkpointer.ts) starts once no group is in flight; none starts meanwhile.
+      if (this.checkpoints?.wantsFence) {
+        if (this.inflight > 0) return;
+        this.busy = true;
+        void this.checkpoints.fence().finally(() => {
+          this.busy = false;
+          this.kick();
+        });
+        return;
+      }
       this.busy = true;
       this.inflight++;
       // Each group hands the writer back once; with async statements that is before its COMMIT returns.
@@ -271,6 +295,8 @@ export class SqliteDb implements Db {
       void this.runGroup(release).finally(() => {
         this.inflight--;
         release();
+        // A fence waiting for the groups in flight (above) starts once the last is answered.
+        if (this.inflight === 0) this.kick();
         if (this.inflight === 0 && this.queue.length === 0) for (const fn of this.idle.splice(0)) fn();
       });
     });
@@ -316,7 +342,10 @@ export class SqliteDb implements Db {
         else {
           const err = await durable;
           if (err) failure = err;
-          else this.counts.commits++;
+          else {
+            this.counts.commits++;
+            this.checkpoints?.committed();
+          }
         }
       } else {
         try {
@@ -409,6 +438,8 @@ export class SqliteDb implements Db {
   close(): Promise<void> {
     this.closing ??= (async () => {
       if (this.inflight > 0 || this.queue.length > 0) await new Promise<void>((r) => this.idle.push(r));
+      // The thread's connection closes first, so the writer's close still checkpoints and removes the WAL.
+      await this.checkpoints?.close();
       await this.link.close();
       await this.walSync?.close();
       if (this.reader?.open) this.reader.close();
