@@ -48,6 +48,19 @@ describe('channel targets', () => {
     expect(blockedTarget({ type: 'slack', url_env: 'SLACK_URL' }, secret, policy)).toBeUndefined();
   });
 
+  it('judges a URL again under another policy, and follows a variable whose value changed', () => {
+    const entry = { type: 'ntfy', url: 'http://127.0.0.1:8080' };
+    expect(blockedTarget(entry, secret, policy)).toMatchObject({ blocked: { reason: 'https_required' } });
+    expect(blockedTarget(entry, secret, policy)).toMatchObject({ blocked: { reason: 'https_required' } });
+    const lan = compileEgressPolicy(['127.0.0.1'], { resolve: async () => [] });
+    expect(blockedTarget(entry, secret, lan)).toBeUndefined();
+    const vars: Record<string, string> = { HOOK: 'https://hooks.slack.com/services/T/B/x' };
+    const changing = { type: 'slack', url_env: 'HOOK' };
+    expect(blockedTarget(changing, (k) => vars[k], policy)).toBeUndefined();
+    vars['HOOK'] = 'file:///etc/passwd';
+    expect(blockedTarget(changing, (k) => vars[k], policy)).toMatchObject({ blocked: { reason: 'scheme' } });
+  });
+
   it('gives doctor a failure for a refused URL, DNS included, and never prints a path or query', async () => {
     const findings = await judgeChannelUrls(
       {

@@ -59,10 +59,33 @@ export function blockedTarget(
 ): BlockedTarget | undefined {
   for (const target of channelTargets(entry, secret)) {
     if (target.url === undefined) continue;
-    const verdict = checkUrlStatic(target.url, policy);
-    if (verdict.kind === 'blocked') return { target, blocked: verdict };
+    const blocked = staticVerdict(target.url, policy);
+    if (blocked) return { target, blocked };
   }
   return undefined;
+}
+
+/**
+ * The static verdict depends on the URL and the (read-only) policy alone, and a delivery engine asks
+ * it for the same few channel URLs at every enqueue: each policy remembers its verdicts. The URLs come
+ * from the config and the environment, so the map stays small; past the cap it is not added to.
+ */
+const VERDICTS_MAX = 1024;
+const verdicts = new WeakMap<EgressPolicy, Map<string, Blocked | null>>();
+
+function staticVerdict(url: string, policy: EgressPolicy): Blocked | undefined {
+  let known = verdicts.get(policy);
+  if (!known) {
+    known = new Map();
+    verdicts.set(policy, known);
+  }
+  let v = known.get(url);
+  if (v === undefined) {
+    const check = checkUrlStatic(url, policy);
+    v = check.kind === 'blocked' ? check : null;
+    if (known.size < VERDICTS_MAX) known.set(url, v);
+  }
+  return v ?? undefined;
 }
 
 export interface TargetFinding {

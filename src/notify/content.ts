@@ -160,8 +160,8 @@ export function maskAll(input: ContentInput): ContentInput {
  */
 export function gateContent(input: ContentInput, opts: ContentOptions): ContentOutcome {
   const kinds = new Set<SecretKind>();
-  for (const text of [input.summary, input.detail ?? '', input.artifact ?? '']) {
-    for (const f of scanSecrets(text)) kinds.add(f.kind);
+  for (const text of [input.summary, input.detail, input.artifact]) {
+    if (text) for (const f of scanSecrets(text)) kinds.add(f.kind);
   }
   const secrets = [...kinds];
   if (secrets.length > 0 && opts.secrets === 'block') {

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findLinks } from './links.js';
+import { cannotHoldLink, findLinks, scanLinks } from './links.js';
 
 const found = (text: string) => findLinks(text).map((l) => text.slice(l.start, l.end));
 
@@ -54,4 +55,61 @@ describe('finding links in text', () => {
   ])('leaves prose alone: %j', (text) => {
     expect(found(text)).toEqual([]);
   });
+
+  it('skips the scan only for text in which the full scan finds no link', () => {
+    // Words that come close to links without a dot, colon, @ or //, and the characters that make one.
+    const piece = fc.constantFrom(
+      'localhost',
+      'LocalHost',
+      'www',
+      'com',
+      'evil',
+      'http',
+      'https',
+      'javascript',
+      'mailto',
+      'xn--80ak6aa92e',
+      '10',
+      '0',
+      ' ',
+      '\n',
+      '.',
+      ':',
+      '@',
+      '/',
+      '//',
+      '\\',
+      '[',
+      ']',
+      '\u3002',
+      '\uff0e',
+      '\u200b',
+      '#',
+      '?',
+      '-',
+      '_',
+      '~',
+    );
+    fc.assert(
+      fc.property(fc.array(fc.oneof(piece, fc.string({ maxLength: 4 })), { maxLength: 12 }), (parts) => {
+        const text = parts.join('');
+        if (cannotHoldLink(text)) expect(scanLinks(text)).toEqual([]);
+        else expect(findLinks(text)).toEqual(scanLinks(text));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it.each(['a.b', 'x:y', 'a@b', '//x', 'go to localhost', 'evil\u3002com', 'ｅｖｉｌ．ｃｏｍ'])(
+    'scans %j in full',
+    (text) => {
+      expect(cannotHoldLink(text)).toBe(false);
+    },
+  );
+  it.each(['bench call 42', 'tests pass (124 of 124)', 'step 3 of 7; retrying #2'])(
+    'skips the scan of %j',
+    (text) => {
+      expect(cannotHoldLink(text)).toBe(true);
+    },
+  );
 });

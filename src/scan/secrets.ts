@@ -42,8 +42,10 @@ const KEYWORD_RE = new RegExp(`(?=(${ALL_KEYWORDS.map(escapeRe).join('|')}))`, '
 function keywordsIn(lower: string): Set<string> {
   const hits = new Set<string>();
   for (const m of lower.matchAll(KEYWORD_RE)) hits.add(m[1]!);
+  if (hits.size === 0) return hits;
   // A shorter keyword at the same position (`sk-` under `sk-ant-`) is inside the longer one found there.
-  for (const k of ALL_KEYWORDS) if (!hits.has(k) && [...hits].some((h) => h.includes(k))) hits.add(k);
+  const found = [...hits];
+  for (const k of ALL_KEYWORDS) if (!hits.has(k) && found.some((h) => h.includes(k))) hits.add(k);
   return hits;
 }
 
@@ -52,6 +54,8 @@ export function scanSecrets(text: string): SecretFinding[] {
   const view = scanText(text);
   const t = view.text;
   const hits = keywordsIn(t.toLowerCase());
+  // Every rule and the assignment forms run only on one of their keywords: with none, none can match.
+  if (hits.size === 0) return [];
   const found: SecretFinding[] = [];
   const overlaps = (s: number, e: number) => found.some((f) => s < f.end && e > f.start);
   const add = (kind: SecretKind, s: number, e: number) => {
