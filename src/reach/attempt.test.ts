@@ -82,6 +82,28 @@ describe('attempt', () => {
     );
     expect(deaf).toMatchObject({ error: { code: 'TIMEOUT' } });
   });
+
+  it('hands a backend that first reads its signal after the deadline one already aborted, with the reason', async () => {
+    let late: AbortSignal | undefined;
+    const tool = {
+      name: 't.late',
+      kind: 'module',
+      backend: {
+        run: (_p: unknown, ctx: { signal: AbortSignal }) =>
+          new Promise((resolve) =>
+            setTimeout(() => {
+              late = ctx.signal;
+              resolve({ ok: 1 });
+            }, 60),
+          ),
+      },
+    } as unknown as Tool;
+    const r = await attempt(tool, {}, options(new AbortController().signal, 20));
+    expect(r).toMatchObject({ error: { code: 'TIMEOUT' } });
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(late?.aborted).toBe(true);
+    expect(late?.reason).toBeInstanceOf(DeadlineReached);
+  });
 });
 
 describe('jsonProblem', () => {

@@ -51,6 +51,25 @@ export function sealedIntent(i: GateIntent): Record<string, unknown> {
   };
 }
 
+/**
+ * What the vault holds for a one-commit read (docs/reach.md, "One commit per read touch"): its intent
+ * as `sealedIntent` seals it, and the response as delivered (redacted) under `response`, in one
+ * record both events point at — one seal and one vault row per touch instead of two. A shadow run
+ * reads `tool` and `input` from it as from any sealed intent; GET reads `response` (`storedResponse`).
+ */
+export function sealedTouch(
+  intent: Record<string, unknown>,
+  response: TouchResponse,
+): Record<string, unknown> {
+  return { ...intent, response };
+}
+
+/** The TouchResponse a touch's `response_ref` holds: the record itself, or a one-commit read's `response`. */
+export function storedResponse(stored: unknown): TouchResponse {
+  const v = stored as Record<string, unknown>;
+  return ('input' in v && 'response' in v ? v.response : v) as TouchResponse;
+}
+
 export function requestedEvent(
   requestId: string,
   tool: Tool,

@@ -401,6 +401,40 @@ describe('the guard', () => {
     expect(JSON.stringify(requested)).not.toContain('"n":2');
   });
 
+  it('seals a read’s intent and its response as one vault record, which both events and GET read', async () => {
+    const vaultRows = async () =>
+      Number(
+        (
+          await r.t.services.db.query<{ n: number }>({ text: 'SELECT count(*) AS n FROM vault', values: [] })
+        )[0]!.n,
+      );
+    const before = await vaultRows();
+    const { body } = await r.touch({ tool_name: 'count.up', params: { n: 7 } });
+    expect(body.ok).toBe(true);
+    expect(await vaultRows()).toBe(before + 1);
+    const events = (await r.t.services.log.list({ limit: 1000 })).map((e) => e.envelope);
+    const mine = events.filter(
+      (e) =>
+        e.correlation_id ===
+        events.find(
+          (x) => x.type === 'agent.touch.requested' && x.redacted_summary.request_id === body.request_id,
+        )!.correlation_id,
+    );
+    const refs = new Set(
+      mine.filter((e) => e.payload_ref).map((e) => `${e.payload_ref} ${e.payload_digest}`),
+    );
+    expect(refs.size).toBe(1);
+    const sealed = JSON.parse((await r.t.services.vault.get(mine[0]!.payload_ref!))!.toString());
+    expect(sealed).toMatchObject({
+      tool: 'count.up',
+      input: { n: 7 },
+      action: 'reach.module',
+      kind: 'other',
+    });
+    expect(sealed.response).toEqual(body);
+    expect((await r.get(`/v1/touch/${body.request_id}`)).body).toEqual({ ...body, status: 'done' });
+  });
+
   it('seals the intent as the gate reads it back, so a shadow run re-decides a touch on its params', async () => {
     const { body } = await r.touch({ tool_name: 'count.up', params: { n: 41 } });
     expect(body.ok).toBe(true);

@@ -36,6 +36,8 @@ export interface Tool {
   /** The closed schema, as validated and as listed. */
   inputSchema: JsonSchema;
   validate: ValidateFunction;
+  /** Whether `validate` writes defaults into the params: only then is a touch's params copied first. */
+  fillsDefaults: boolean;
   fields: string[];
   permission: Permission;
   timeoutMs: number;
@@ -192,6 +194,7 @@ export function buildConfigured(tools: Readonly<Record<string, ToolConfig>>, b: 
       description: t.description,
       inputSchema: compiled.schema,
       validate: compiled.validate,
+      fillsDefaults: compiled.fillsDefaults,
       fields: topLevelFields(compiled.schema),
       permission: t.permission,
       timeoutMs: timeoutOf(t),
@@ -225,6 +228,7 @@ export function buildInProcess(raw: unknown, where: string, kind: ToolKind = 'mo
     description: t.description,
     inputSchema: compiled.schema,
     validate: compiled.validate,
+    fillsDefaults: compiled.fillsDefaults,
     fields: topLevelFields(compiled.schema),
     permission: t.permission,
     timeoutMs: timeoutOf(t),
@@ -237,7 +241,10 @@ export function buildInProcess(raw: unknown, where: string, kind: ToolKind = 'mo
     backend: {
       run: async (params, ctx) =>
         run(params, {
-          signal: ctx.signal,
+          // Read through, so a tool that never looks at its signal never makes one (attempt.ts).
+          get signal() {
+            return ctx.signal;
+          },
           caller: ctx.caller,
           task_id: ctx.task_id,
           owner: ctx.owner,

@@ -4,7 +4,7 @@ import type { DeliveryPort } from '../delivery/port.js';
 import { type EffectReceipt, type EffectsPort, effectKey } from '../effects/port.js';
 import { type Envelope, type EnvelopeInput, jsonDigest } from '../envelope/index.js';
 import type { GateDecision, GateService } from '../gate/port.js';
-import type { Vault } from '../log/vault.js';
+import type { StoredPayload, Vault } from '../log/vault.js';
 import type { Db } from '../store/port.js';
 import type { TaskService } from '../tasks/port.js';
 import { prefix } from '../text/index.js';
@@ -12,7 +12,7 @@ import { attempt, type Outcome } from './attempt.js';
 import { callbackMessage } from './callback.js';
 import type { ReachConfig } from './config.js';
 import { processResult } from './context.js';
-import { type Cause, completedEvent, denial, intentOf } from './events.js';
+import { type Cause, completedEvent, denial, intentOf, sealedTouch } from './events.js';
 import { archiveShortTerm } from './memory.js';
 import type { TouchCaller } from './port.js';
 import type { TouchError, TouchResponse } from './protocol.js';
@@ -80,11 +80,16 @@ export interface Run {
   requestId: string;
   cause: Cause;
   /**
-   * A one-commit read's intent, not written yet: the touch row (written once, already `settled`),
-   * `agent.touch.requested` and the gate's request and decision (GateContext.later). `finish` writes
-   * it in the outcome's commit, and the outcome is caused by the event it returns instead of `cause`.
+   * A one-commit read's intent, not written yet. `payload` is the intent as the vault holds it
+   * (events.ts `sealedIntent`); `finish` seals it with the response as one record (`sealedTouch`)
+   * and `write`s, in the outcome's commit, the touch row (written once, already `settled`),
+   * `agent.touch.requested` pointing at that record, and the gate's request and decision
+   * (GateContext.later). The outcome is caused by the event `write` returns instead of `cause`.
    */
-  intent?: (tx: Db, settled: Settled) => Promise<Envelope>;
+  intent?: {
+    payload: Record<string, unknown>;
+    write(tx: Db, settled: Settled, sealed: StoredPayload): Promise<Envelope>;
+  };
   timeoutMs: number;
   retry: number;
   o: TouchOptions;
@@ -240,11 +245,14 @@ export async function finish(
   }
   const status = response.ok ? 'done' : 'failed';
   await d.db.tx(async (tx) => {
-    const sealed = await d.vault.put(JSON.stringify(response), {
-      tenantId: d.tenant,
-      ttlMs: d.vaultTtlMs,
-      db: tx,
-    });
+    const sealed = await d.vault.put(
+      JSON.stringify(intent ? sealedTouch(intent.payload, response) : response),
+      {
+        tenantId: d.tenant,
+        ttlMs: d.vaultTtlMs,
+        db: tx,
+      },
+    );
     const settled: Settled = {
       status,
       response_ref: sealed.ref,
@@ -255,7 +263,7 @@ export async function finish(
     };
     let cause = r.cause;
     let row: { callback: string | null } | undefined;
-    if (intent) cause = await intent(tx, settled);
+    if (intent) cause = await intent.write(tx, settled, sealed);
     else
       [row] = await tx.query<{ callback: string | null }>(
         q.finishTouch({

@@ -58,7 +58,7 @@ export function closeSchema(schema: JsonSchema): JsonSchema {
 }
 
 export type CompileResult =
-  | { ok: true; schema: JsonSchema; validate: ValidateFunction }
+  | { ok: true; schema: JsonSchema; validate: ValidateFunction; fillsDefaults: boolean }
   | { ok: false; message: string };
 
 /** Compiles a tool's input schema; the top level must describe an object (params are named). */
@@ -68,7 +68,11 @@ export function compileInputSchema(schema: JsonSchema): CompileResult {
   }
   const closed = closeSchema(schema);
   try {
-    return { ok: true, schema: closed, validate: ajv.compile(closed) };
+    // Ajv writes defaults into the params it checks (`useDefaults`), nested ones into nested objects;
+    // without a `default` anywhere it only reads them. Erring towards true (a property named
+    // "default" counts) only costs a copy.
+    const fillsDefaults = JSON.stringify(closed).includes('"default":');
+    return { ok: true, schema: closed, validate: ajv.compile(closed), fillsDefaults };
   } catch (err) {
     return { ok: false, message: `does not compile: ${(err as Error).message}` };
   }

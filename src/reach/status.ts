@@ -1,5 +1,5 @@
 import type { Vault } from '../log/vault.js';
-import { approvalRequired } from './events.js';
+import { approvalRequired, storedResponse } from './events.js';
 import type { TouchError, TouchResponse } from './protocol.js';
 import type { TouchRow } from './sql.js';
 
@@ -36,7 +36,7 @@ export async function describeTouch(row: TouchRow, now: number, vault: Vault): P
   }
   const status = row.status as 'done' | 'failed';
   const stored = row.response_ref ? await vault.get(row.response_ref) : undefined;
-  if (stored) return { ...(JSON.parse(stored.toString('utf8')) as TouchResponse), status };
+  if (stored) return { ...storedResponse(JSON.parse(stored.toString('utf8'))), status };
   const error: TouchError | undefined = row.error_code
     ? {
         code: row.error_code as TouchError['code'],

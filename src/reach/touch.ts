@@ -1,5 +1,6 @@
 import { type Envelope, jsonDigest, newId } from '../envelope/index.js';
 import { type GateDecision, type GateIntent, gateUnavailable } from '../gate/port.js';
+import type { StoredPayload } from '../log/vault.js';
 import type { Db } from '../store/port.js';
 import { type ApprovalScope, type Asked, again, waitThenRun } from './approval.js';
 import { callbackProblem } from './callback.js';
@@ -103,7 +104,9 @@ export class Reach {
         details: { did_you_mean: near },
       });
     }
-    const params = structuredClone(req.params);
+    // The request's params are its own top-level copy (protocol.ts); Ajv's defaults may also fill
+    // nested objects, which are still the caller's, so a schema with defaults checks a deep copy.
+    const params = tool.fillsDefaults ? structuredClone(req.params) : req.params;
     if (!tool.validate(params)) {
       const problems = explain(tool.validate.errors ?? [], req.params, tool.fields);
       return refuse(tool.name, {
@@ -175,9 +178,12 @@ export class Reach {
       const owner = await this.ownerOf(c);
       const now = this.d.now();
       const intent = intentOf(tool, params, c);
+      const payload = sealedIntent(intent);
       let requested: Envelope | undefined;
-      // A one-commit read's row is written once, finished (Run.intent): these columns are its outcome.
+      // A one-commit read's row is written once, finished (Run.intent): these columns are its outcome,
+      // and its intent is already sealed, with the response.
       let settled: Settled | undefined;
+      let presealed: StoredPayload | undefined;
       const record = async (tx: Db): Promise<Envelope> => {
         const inserted = await tx.query(
           q.insertTouch({
@@ -204,11 +210,13 @@ export class Reach {
           }),
         );
         if (inserted.length === 0) throw new Duplicate();
-        const sealed = await this.d.vault.put(JSON.stringify(sealedIntent(intent)), {
-          tenantId: this.d.tenant,
-          ttlMs: this.d.vaultTtlMs,
-          db: tx,
-        });
+        const sealed =
+          presealed ??
+          (await this.d.vault.put(JSON.stringify(payload), {
+            tenantId: this.d.tenant,
+            ttlMs: this.d.vaultTtlMs,
+            db: tx,
+          }));
         requested = await this.d.emit(
           requestedEvent(requestId, tool, params, digest, channel, c, sealed),
           tx,
@@ -260,9 +268,13 @@ export class Reach {
         cause,
         ...(commit
           ? {
-              intent: (tx: Db, s: Settled) => {
-                settled = s;
-                return commit!(tx);
+              intent: {
+                payload,
+                write: (tx: Db, s: Settled, stored: StoredPayload) => {
+                  settled = s;
+                  presealed = stored;
+                  return commit!(tx);
+                },
               },
             }
           : {}),
