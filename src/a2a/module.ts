@@ -21,7 +21,7 @@ import { loadServerSdk } from './sdk.js';
 import { A2APushStore, A2ATaskStore, type CheckedPushConfig, taskFromRow } from './store.js';
 import { isTerminal } from './states.js';
 import { type OwnEnd, recordEnd } from './record.js';
-import { startedInLaunch, taskEventSubscriber } from './subscriber.js';
+import { StartsHere, startedInLaunch, taskEventSubscriber } from './subscriber.js';
 import * as q from './sql.js';
 
 const sections = { a2a: a2aConfigSchema.prefault({}) };
@@ -107,6 +107,7 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
   let egress: Egress | undefined;
   let prepared: PreparedPushes | undefined;
   const updates = new Updates();
+  const startsHere = new StartsHere();
   // Pushes need the delivery engine; without it the card says there are none.
   const cardFor = (s: A2ADeps) =>
     agentCard(
@@ -212,6 +213,7 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
             {
               updates,
               now: s.now,
+              startsHere,
               ...(delivery
                 ? { changed: (t, row, update, e) => enqueuePushes(t, delivery, row.id, update, e, prepared) }
                 : {}),
@@ -281,6 +283,7 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
           db: s.db,
           updates,
           now: s.now,
+          startsHere,
           ...(delivery
             ? {
                 changed: (tx, row, update, event) =>
