@@ -79,7 +79,7 @@ export interface ExecutorDeps {
    * Enqueues the pushes of a change the executor itself records (a task REJECTED before anything
    * runs), in its transaction, as the subscriber does for task events. Absent without delivery.
    */
-  pushed?: (tx: Db, row: q.A2ATaskRow, update: Update, event: Envelope) => Promise<void>;
+  pushed?: (tx: Db, taskId: string, update: Update, event: Envelope) => Promise<void>;
   /**
    * Takes the push config sent with the message (checked by the handler), to store it in the
    * transaction that writes the task; undefined when none was sent.
@@ -237,15 +237,25 @@ export class SkillExecutor implements AgentExecutor {
         },
         tx,
       );
-      if (!ctx.task) await this.d.store.write(tx, task, principal.name, cause.event_id);
+      // A new run's Switchboard task is written here too, and the A2A task with the link to it: its
+      // process starts after this commit (`prepareLaunch`), one commit less between the message and
+      // its WORKING push.
+      let launching: PreparedLaunch | undefined;
+      if (!over && !resumes && tasks.prepareLaunch)
+        launching = await tasks.prepareLaunch(tx, launchRequest(cause, sealed));
+      // Linked before a resume starts, so the resumed run's events find this task (the newest); a new
+      // task is written with its link, an input-required one continuing (`ctx.task`) is linked anew.
+      // A launch without the split (no `prepareLaunch`) is linked once it has started.
+      const link = launching?.task?.id ?? (resumes && !over ? resumes : undefined);
+      if (!ctx.task) await this.d.store.write(tx, task, principal.name, cause.event_id, link ?? null);
+      else if (link) await tx.query(q.linkSwitchboardTask(task.id, link));
       await inlinePush?.(tx, task.id);
       // A new task's first state (SUBMITTED, or REJECTED when it ends here) is pushed from this
       // commit, to a config sent with the message: the task, its config and the push go together.
-      const row = ctx.task ? undefined : (await tx.query<q.A2ATaskRow>(q.selectTask(task.id)))[0];
-      if (row && task.status)
+      if (!ctx.task && task.status)
         await this.d.pushed?.(
           tx,
-          row,
+          task.id,
           {
             $case: 'statusUpdate',
             value: {
@@ -257,15 +267,6 @@ export class SkillExecutor implements AgentExecutor {
           },
           cause,
         );
-      // Linked before the resume starts, so the resumed run's events find this task (the newest).
-      if (resumes && !over) await tx.query(q.linkSwitchboardTask(task.id, resumes));
-      // A new run's Switchboard task is written here too, and linked: its process starts after this
-      // commit (`prepareLaunch`), one commit less between the message and its WORKING push.
-      let launching: PreparedLaunch | undefined;
-      if (!over && !resumes && tasks.prepareLaunch) {
-        launching = await tasks.prepareLaunch(tx, launchRequest(cause, sealed));
-        if (launching.task) await tx.query(q.linkSwitchboardTask(task.id, launching.task.id));
-      }
       return { cause, sealed, over, launching };
     });
     if (over) {

@@ -10,7 +10,7 @@ import { publicUrl } from '../tasks/module.js';
 import { tasksPort } from '../tasks/port.js';
 import { agentCard, JWKS_PATH } from './card.js';
 import { SigningKeys } from './keys.js';
-import { checkPushConfig, enqueuePushes, pushSender } from './push.js';
+import { checkPushConfig, enqueuePushes, PreparedPushes, pushSender } from './push.js';
 import { a2aConfigSchema } from './config.js';
 import { cancelSwitchboardTask, type LoopLimits, SkillExecutor, type Update, Updates } from './executor.js';
 import type { Envelope } from '../envelope/index.js';
@@ -21,7 +21,7 @@ import { loadServerSdk } from './sdk.js';
 import { A2APushStore, A2ATaskStore, type CheckedPushConfig, taskFromRow } from './store.js';
 import { isTerminal } from './states.js';
 import { type OwnEnd, recordEnd } from './record.js';
-import { startedInLaunch, taskEventSubscriber } from './subscriber.js';
+import { StartsHere, startedInLaunch, taskEventSubscriber } from './subscriber.js';
 import * as q from './sql.js';
 
 const sections = { a2a: a2aConfigSchema.prefault({}) };
@@ -105,7 +105,9 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
   let handler: (() => Promise<SwitchboardRequestHandler>) | undefined;
   let keys: SigningKeys | undefined;
   let egress: Egress | undefined;
+  let prepared: PreparedPushes | undefined;
   const updates = new Updates();
+  const startsHere = new StartsHere();
   // Pushes need the delivery engine; without it the card says there are none.
   const cardFor = (s: A2ADeps) =>
     agentCard(
@@ -140,7 +142,8 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
         issuer: () => publicUrl(s),
       });
       await keys.current();
-      s.delivery?.addSender?.(pushSender({ db: s.db, vault: s.vault, keys }));
+      prepared = new PreparedPushes({ db: s.db, vault: s.vault, keys, now: s.now });
+      s.delivery?.addSender?.(pushSender({ db: s.db, vault: s.vault, keys, prepared }));
       const store = new A2ATaskStore({ db: s.db, now: s.now });
       const pushStore = new A2APushStore({
         db: s.db,
@@ -165,7 +168,7 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
             ...(delivery
               ? {
                   pushed: (tx: Db, row: q.A2ATaskRow, update: Update, event: Envelope) =>
-                    enqueuePushes(tx, delivery, row, update, event),
+                    enqueuePushes(tx, delivery, row.id, update, event, prepared),
                 }
               : {}),
             now: s.now,
@@ -200,15 +203,19 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
         cancelers,
         loop: () => loopLimits(s.config),
         ...(delivery
-          ? { pushed: (tx, row, update, event) => enqueuePushes(tx, delivery, row, update, event) }
+          ? {
+              pushed: (tx, taskId, update, event) =>
+                enqueuePushes(tx, delivery, taskId, update, event, prepared),
+            }
           : {}),
         started: (tx, taskId, event) =>
           startedInLaunch(
             {
               updates,
               now: s.now,
+              startsHere,
               ...(delivery
-                ? { changed: (t, row, update, e) => enqueuePushes(t, delivery, row, update, e) }
+                ? { changed: (t, row, update, e) => enqueuePushes(t, delivery, row.id, update, e, prepared) }
                 : {}),
             },
             tx,
@@ -276,8 +283,12 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
           db: s.db,
           updates,
           now: s.now,
+          startsHere,
           ...(delivery
-            ? { changed: (tx, row, update, event) => enqueuePushes(tx, delivery, row, update, event) }
+            ? {
+                changed: (tx, row, update, event) =>
+                  enqueuePushes(tx, delivery, row.id, update, event, prepared),
+              }
             : {}),
           ...(s.approvals ? { approval: (id: string) => s.approvals!.get(id) } : {}),
         }),
@@ -288,6 +299,7 @@ export function a2aModule(opts: A2AModuleOptions = {}): Module<typeof requires, 
       await egress?.close();
       handler = undefined;
       keys = undefined;
+      prepared = undefined;
     },
   });
 }

@@ -83,20 +83,22 @@ export function pushDestination(url: string): string {
  * event's id is the delivery's event id, so a redelivered event makes no second row. A terminal push
  * goes in the priority lane (retried until delivered); after it nothing more is pushed. Each is sent
  * by this process right after the commit (`DeliveryPort.enqueueNow`: leased in this transaction, so
- * the first attempt waits for no claim and its commit); the row stays the crash path.
+ * the first attempt waits for no claim and its commit); the row stays the crash path. `prepared`
+ * keeps each config as read here and signs its headers while the COMMIT syncs (`PreparedPushes`).
  */
 export async function enqueuePushes(
   tx: Db,
   delivery: DeliveryPort,
-  row: q.A2ATaskRow,
+  taskId: string,
   update: Update,
   event: Envelope,
+  prepared?: PreparedPushes,
 ): Promise<void> {
-  const configs = await tx.query<q.PushConfigRow>(q.selectPushConfigs(row.id));
+  const configs = await tx.query<q.PushConfigRow>(q.selectPushConfigs(taskId));
   if (configs.length === 0) return;
   const body = await pushBody(update);
   for (const c of configs) {
-    const payload: PushPayload = { eventId: event.event_id, taskId: row.id, configId: c.id, body };
+    const payload: PushPayload = { eventId: event.event_id, taskId, configId: c.id, body };
     const enqueue = delivery.enqueueNow ?? delivery.enqueue;
     await enqueue.call(delivery, tx, {
       eventId: event.event_id,
@@ -105,13 +107,70 @@ export async function enqueuePushes(
       message: payload as unknown as Message,
       priority: update.$case === 'statusUpdate' && isTerminal(update.value.status?.state) ? 'high' : 'normal',
     });
+    prepared?.keep(payload, c);
   }
+}
+
+/**
+ * How long a push prepared at its enqueue is sent as prepared: the send right after the commit comes
+ * within milliseconds; a first attempt later than this (the row waited for the normal claim) reads
+ * its config again, so a config deleted meanwhile is not pushed to.
+ */
+export const PREPARED_FRESH_MS = 1_000;
+/** Prepared pushes kept at most; one whose transaction rolled back is never taken, and ages out. */
+const PREPARED_MAX = 1_024;
+
+interface Prepared {
+  at: number;
+  url: string;
+  headers: Promise<Record<string, string>>;
+}
+
+/**
+ * The first attempt of a push without a read or a signature after its commit: the enqueuing
+ * transaction has just read the config (`enqueuePushes`), and the JWT is signed on the next turn of
+ * the event loop, which comes while the COMMIT's fsync runs (the event loop is idle then). The send
+ * right after the commit takes both (`pushSender`); anything else (a retry, a row the normal claim
+ * sends, a restart) reads the config and signs as before. A config with `authentication` is not
+ * prepared (its credentials are read from the vault at the send). `push.test.ts` verifies the JWT.
+ */
+export class PreparedPushes {
+  private readonly kept = new Map<string, Prepared>();
+
+  constructor(private readonly d: SenderDeps & { now: () => number }) {}
+
+  keep(p: PushPayload, config: q.PushConfigRow): void {
+    if (config.auth_scheme) return;
+    const now = this.d.now();
+    for (const [k, v] of this.kept) {
+      if (v.at >= now - PREPARED_FRESH_MS && this.kept.size < PREPARED_MAX) break;
+      this.kept.delete(k);
+    }
+    const headers = new Promise<void>((r) => setImmediate(r)).then(() => pushHeaders(this.d, config, p));
+    headers.catch(() => {}); // taken or not, a failed signature is the send's to see (it signs again)
+    this.kept.set(preparedKey(p), { at: now, url: config.url, headers });
+  }
+
+  /** The push as prepared, once: undefined when none was, or too long ago. */
+  take(p: PushPayload): Prepared | undefined {
+    const k = preparedKey(p);
+    const found = this.kept.get(k);
+    if (!found) return undefined;
+    this.kept.delete(k);
+    return found.at >= this.d.now() - PREPARED_FRESH_MS ? found : undefined;
+  }
+}
+
+function preparedKey(p: PushPayload): string {
+  return `${p.eventId} ${p.taskId} ${p.configId}`;
 }
 
 export interface SenderDeps {
   db: Db;
   vault: Vault;
   keys: SigningKeys;
+  /** Pushes prepared at their enqueue (`PreparedPushes`); absent, every attempt reads and signs. */
+  prepared?: PreparedPushes;
 }
 
 /**
@@ -125,16 +184,20 @@ export function pushSender(d: SenderDeps): DynamicSender {
     type: PUSH_TYPE,
     async send(raw: unknown, deps: SendDeps): Promise<SendResult> {
       const p = raw as PushPayload;
-      const config = (await d.db.query<q.PushConfigRow>(q.selectPushConfig(p.taskId, p.configId)))[0];
-      if (!config) return { kind: 'dead', reason: 'the push config was deleted' };
-      const headers: Record<string, string> = {
-        'content-type': A2A_CONTENT_TYPE,
-        'x-switchboard-event-id': p.eventId,
-        authorization: await authorization(d, config, p),
-      };
-      if (config.token) headers['x-a2a-notification-token'] = config.token;
+      const prepared = d.prepared?.take(p);
+      let target = prepared
+        ? await prepared.headers.then(
+            (headers) => ({ url: prepared.url, headers }),
+            () => undefined,
+          )
+        : undefined;
+      if (!target) {
+        const config = (await d.db.query<q.PushConfigRow>(q.selectPushConfig(p.taskId, p.configId)))[0];
+        if (!config) return { kind: 'dead', reason: 'the push config was deleted' };
+        target = { url: config.url, headers: await pushHeaders(d, config, p) };
+      }
       try {
-        const res = await deps.post({ url: config.url, headers, body: p.body });
+        const res = await deps.post({ url: target.url, headers: target.headers, body: p.body });
         return res.status >= 200 && res.status < 300
           ? { kind: 'ok' }
           : { kind: 'retry', error: `the receiver answered ${res.status}` };
@@ -147,6 +210,20 @@ export function pushSender(d: SenderDeps): DynamicSender {
       }
     },
   };
+}
+
+async function pushHeaders(
+  d: SenderDeps,
+  config: q.PushConfigRow,
+  p: PushPayload,
+): Promise<Record<string, string>> {
+  const headers: Record<string, string> = {
+    'content-type': A2A_CONTENT_TYPE,
+    'x-switchboard-event-id': p.eventId,
+    authorization: await authorization(d, config, p),
+  };
+  if (config.token) headers['x-a2a-notification-token'] = config.token;
+  return headers;
 }
 
 async function authorization(d: SenderDeps, config: q.PushConfigRow, p: PushPayload): Promise<string> {

@@ -54,10 +54,12 @@ export function upsertTask(r: {
   task: string;
   now: number;
   skill?: string | null;
+  /** The Switchboard task of a new task, when it is written with it (the executor); else linked later. */
+  sbTaskId?: string | null;
 }): Sql {
   return sql(
     `INSERT INTO a2a_tasks (id, owner, context_id, cause_event_id, sb_task_id, state, task, created_at, updated_at, skill)
-     VALUES ($1, $2, $3, $4, NULL, $5, $6, $7, $7, $8)
+     VALUES ($1, $2, $3, $4, $9, $5, $6, $7, $7, $8)
      ON CONFLICT (id) DO UPDATE SET state = $5, task = $6, updated_at = $7,
        cause_event_id = COALESCE(a2a_tasks.cause_event_id, $4), skill = COALESCE(a2a_tasks.skill, $8),
        input_claim = CASE WHEN a2a_tasks.state = $5 THEN a2a_tasks.input_claim ELSE NULL END,
@@ -73,6 +75,7 @@ export function upsertTask(r: {
     r.task,
     r.now,
     r.skill ?? null,
+    r.sbTaskId ?? null,
   );
 }
 

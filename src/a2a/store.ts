@@ -93,8 +93,17 @@ export class A2ATaskStore implements TaskStore {
     await this.write(this.d.db, task, principalOf(ctx).name, null);
   }
 
-  /** Writes `task` (as ProtoJSON) for `owner`; `causeEventId` is set once, by the executor. */
-  async write(db: Db, task: Task, owner: string, causeEventId: string | null): Promise<void> {
+  /**
+   * Writes `task` (as ProtoJSON) for `owner`; `causeEventId` is set once, by the executor, and with
+   * it the new task's Switchboard task when one was made in the same transaction.
+   */
+  async write(
+    db: Db,
+    task: Task,
+    owner: string,
+    causeEventId: string | null,
+    sbTaskId: string | null = null,
+  ): Promise<void> {
     await db.query(
       q.upsertTask({
         id: task.id,
@@ -105,6 +114,7 @@ export class A2ATaskStore implements TaskStore {
         task: await taskJson(task),
         now: this.d.now(),
         skill: typeof task.metadata?.skill === 'string' ? task.metadata.skill : null,
+        sbTaskId,
       }),
     );
   }

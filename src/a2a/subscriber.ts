@@ -14,6 +14,8 @@ export interface SubscriberDeps {
   db: Db;
   updates: Updates;
   now: () => number;
+  /** The starts this process recorded in their launch's transaction (`startedInLaunch`). */
+  startsHere?: StartsHere;
   /**
    * In the same transaction as the change: what else it causes (the push deliveries). `event` is the
    * task event or progress report, whose id keys everything caused by it.
@@ -38,6 +40,34 @@ const APPROVAL_ENDED = new Set([
   'agent.approval.rejected',
   'agent.approval.expired',
 ]);
+
+/** Starts remembered at most (`StartsHere`): far more than are ever between a commit and its relay. */
+const STARTS_HERE_MAX = 4_096;
+
+/**
+ * The `agent.task.started` events whose start `startedInLaunch` recorded and marked handled, once
+ * their transaction committed, until the relay hands them to the subscriber: it skips them without a
+ * transaction. Through `once` each was a transaction of its own that found the mark and wrote
+ * nothing, a commit (and an fsync) per message in the window between the WORKING commit and its push
+ * (bench `a2a-latency`). What a restart forgets, or another replica's relay hands over, still goes
+ * through `once`, which finds the mark.
+ */
+export class StartsHere {
+  private readonly ids = new Set<string>();
+
+  add(eventId: string): void {
+    if (this.ids.size >= STARTS_HERE_MAX) {
+      const oldest = this.ids.values().next().value;
+      if (oldest !== undefined) this.ids.delete(oldest);
+    }
+    this.ids.add(eventId);
+  }
+
+  /** Whether the event's start was recorded here; forgotten once asked. */
+  take(eventId: string): boolean {
+    return this.ids.delete(eventId);
+  }
+}
 
 export const SUBSCRIBER = 'a2a.tasks';
 /** What a launched agent's `report_progress` records (notify's `POST /v1/progress` and MCP tool). */
@@ -301,6 +331,7 @@ export function taskEventSubscriber(d: SubscriberDeps): Subscriber {
     accepts: (type) => TASK_EVENTS.has(type) || type === PROGRESS_REPORTED || APPROVAL_ENDED.has(type),
     ownsInbox: true,
     handle: async (event) => {
+      if (event.type === 'agent.task.started' && d.startsHere?.take(event.event_id)) return;
       const report = event.type === PROGRESS_REPORTED;
       const approvalEnded = APPROVAL_ENDED.has(event.type);
       const sbTask = event.execution.task_id;
@@ -368,7 +399,7 @@ export function taskEventSubscriber(d: SubscriberDeps): Subscriber {
  * always recorded after the run's last report. A task that has ended (a cancel won) is only marked.
  */
 export async function startedInLaunch(
-  d: Pick<SubscriberDeps, 'updates' | 'now' | 'changed'>,
+  d: Pick<SubscriberDeps, 'updates' | 'now' | 'changed' | 'startsHere'>,
   tx: Db,
   a2aTaskId: string,
   event: Envelope,
@@ -379,6 +410,7 @@ export async function startedInLaunch(
   const made = await changeTask(tx, row, (r, current) => eventChange(event, r, current, undefined), d.now());
   // The event was appended in this transaction: nobody can have handled it yet.
   await markProcessed(tx, SUBSCRIBER, event.event_id, d.now());
+  tx.afterCommit(() => d.startsHere?.add(event.event_id));
   if (!row.sb_task_id && event.execution.task_id)
     await tx.query(q.linkSwitchboardTask(row.id, event.execution.task_id));
   if (!made) return;

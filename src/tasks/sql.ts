@@ -61,6 +61,7 @@ export type NewTask = Pick<
   | 'host'
   | 'gateway_pid'
   | 'launch_key'
+  | 'spawn_at'
 >;
 
 /** The columns a transition may set besides state and updated_at. */
@@ -90,9 +91,10 @@ export function insertTask(t: NewTask, now: number): Sql {
   return {
     text: `INSERT INTO tasks (id, state, owner, runtime, tenant_id, environment, correlation_id, cause_event_id,
              hop_count, depth, title, trigger_id, action, untrusted_ref, untrusted_digest, steps, max_steps,
-             max_runtime_ms, boot_id, host, gateway_pid, launch_key, created_at, updated_at, last_activity_at)
+             max_runtime_ms, boot_id, host, gateway_pid, launch_key, spawn_at, created_at, updated_at,
+             last_activity_at)
            VALUES ($1, 'submitted', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 0, $15, $16, $17, $18, $19,
-             $21, $20, $20, $20)
+             $21, $22, $20, $20, $20)
            ON CONFLICT (launch_key) DO NOTHING
            RETURNING *`,
     values: [
@@ -117,6 +119,7 @@ export function insertTask(t: NewTask, now: number): Sql {
       t.gateway_pid,
       now,
       t.launch_key,
+      t.spawn_at,
     ],
   };
 }
@@ -128,14 +131,6 @@ export function selectByLaunchKey(key: string): Sql {
 /** The write-ahead mark of a spawn (or a POST): recorded before the effect, never cleared. */
 export function markSpawn(id: string, now: number): Sql {
   return { text: 'UPDATE tasks SET spawn_at = $2 WHERE id = $1 AND spawn_at IS NULL', values: [id, now] };
-}
-
-/** `markSpawn` in the transaction that records the task, returning the row (`spawn_mark_at_submit`). */
-export function markSpawnReturning(id: string, now: number): Sql {
-  return {
-    text: 'UPDATE tasks SET spawn_at = $2 WHERE id = $1 AND spawn_at IS NULL RETURNING *',
-    values: [id, now],
-  };
 }
 
 export function selectTask(id: string): Sql {

@@ -90,6 +90,8 @@ export class TaskStore {
             host: this.host,
             gateway_pid: process.pid,
             launch_key: req.launch_key ?? null,
+            // The spawn's write-ahead mark, with the task when the launcher asks (one statement less).
+            spawn_at: req.spawn_mark_at_submit && action.type === 'command' ? this.deps.now() : null,
           },
           this.deps.now(),
         ),
@@ -103,8 +105,6 @@ export class TaskStore {
       }
       const summary = action.type === 'notify' ? { channels: action.channels } : {};
       await this.deps.emit(taskEvent(row, 'agent.task.submitted', summary), tx);
-      if (req.spawn_mark_at_submit && action.type === 'command')
-        return (await one<q.TaskRow>(tx, q.markSpawnReturning(row.id, this.deps.now()))) ?? row;
       return row;
     });
   }
