@@ -17,6 +17,8 @@ const MASS_MENTIONS: RegExp[] = [
 
 /** Removes room-wide mentions; a mention of the owner is added by the channel from config only. */
 export function stripMassMentions(text: string): string {
+  // Every pattern above starts with `@` or `<`: text with neither has nothing to strip (most reports).
+  if (!text.includes('@') && !text.includes('<')) return text;
   // Repeat until nothing changes: removing `@all` from `@@allall` must not leave a fresh `@all`.
   let out = text;
   for (let before = ''; before !== out; ) {

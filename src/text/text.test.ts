@@ -22,6 +22,12 @@ describe('stripMassMentions', () => {
     expect(stripMassMentions('@<!here>all and <!<!here>channel>')).toBe(' and ');
   });
 
+  it('returns text with neither @ nor < as it is, since every form starts with one of them', () => {
+    const text = 'all here channel everyone !channel at id=all 所有人 /at';
+    expect(stripMassMentions(text)).toBe(text);
+    expect(stripMassMentions(`@${text}`)).toBe(' here channel everyone !channel at id=all 所有人 /at');
+  });
+
   it('keeps mentions of people whose names start like a mass mention', () => {
     expect(stripMassMentions('ask @alice, @allison and @hereford')).toBe(
       'ask @alice, @allison and @hereford',
