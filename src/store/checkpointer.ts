@@ -65,8 +65,8 @@ function checkpointThread(): void {
     try {
       const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
       parentPort.postMessage({ ok: true, result: r });
-    } catch (err) {
-      parentPort.postMessage({ ok: false, message: String((err as Error)?.message ?? err) });
+    } catch {
+      parentPort.postMessage({ ok: false });
     }
   });
 }
@@ -136,13 +136,13 @@ export class Checkpointer {
 
   /** The fenced checkpoint: resolves once it has run (or the thread is gone). */
   async fence(): Promise<void> {
-    this.fenceDue = false;
     while (this.running && this.worker) await new Promise<void>((r) => this.replied.push(r));
     const worker = this.worker;
     if (!worker) return;
     const done = new Promise<void>((r) => this.replied.push(r));
     this.ask(worker);
     await done;
+    // Its own answer still counts the frames that the next commit rewinds: not a reason for another.
     this.fenceDue = false;
   }
 
@@ -178,7 +178,7 @@ export class Checkpointer {
       workerData: { path: this.path, driverPath: DRIVER_PATH },
     });
     worker.unref();
-    worker.on('message', (m: { ok: boolean; result?: CheckpointResult; message?: string }) => {
+    worker.on('message', (m: { ok: boolean; result?: CheckpointResult }) => {
       this.running = false;
       // Closing keeps it ref'd until it has exited.
       if (!this.closed) worker.unref();

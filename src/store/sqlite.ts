@@ -296,7 +296,7 @@ export class SqliteDb implements Db {
         this.inflight--;
         release();
         // A fence waiting for the groups in flight (above) starts once the last is answered.
-        if (this.inflight === 0) this.kick();
+        if (this.inflight === 0 && this.checkpoints?.wantsFence) this.kick();
         if (this.inflight === 0 && this.queue.length === 0) for (const fn of this.idle.splice(0)) fn();
       });
     });
