@@ -134,7 +134,7 @@ export function ingressModule(opts: IngressOptions = {}): IngressModule {
         {
           name: 'admission',
           accepts: (t) => t === 'integration.webhook.accepted',
-          // `admit` keeps its own inbox (ADMISSION_CONSUMER), marked in the transaction of its decisions.
+          // `admit` keeps its own inbox: the delivery's `processed` mark, written with its decisions.
           ownsInbox: true,
           handle: async (event) => {
             const decisions = await admit(deps, event);

@@ -90,11 +90,31 @@ describe.each([true, false])('the in-process hand-off on SQLite (pipelined: %s)'
     }
     await until('every event handled', () => seen.length === 20);
     expect(seen.sort()).toEqual(sent.sort());
-    expect(relay.stats()).toMatchObject({ claims: 1, handoffs: 40 });
-    expect(await openRows(store)).toBe(40); // handled, not yet acknowledged
+    // `agent.session.started` has no subscriber here: it is in the log and gets no bus row at all.
+    expect(relay.stats()).toMatchObject({ claims: 1, handoffs: 20 });
+    expect(await openRows(store)).toBe(20); // handled, not yet acknowledged
+    expect((await log.list({ type: 'agent.session.started', limit: 100 })).length).toBe(20);
     await relay.stop();
-    expect(relay.stats()).toMatchObject({ ackedRows: 40 });
+    expect(relay.stats()).toMatchObject({ ackedRows: 20 });
     expect(await openRows(store)).toBe(0);
+  });
+
+  it('writes bus rows for every event again once the relay stops, and for types a subscriber takes later', async () => {
+    store = await freshStore('sqlite');
+    const log = new EventLog(store.db, DEFAULTS);
+    relay = new Relay(store.db, log, { pipeline, run: runner(), idleMs: 60_000 });
+    let takes = 'agent.tool.requested';
+    relay.subscribe({ name: 'tools', accepts: (t) => t === takes, handle: async () => {} });
+    relay.start();
+    await log.appendMany([{ type: 'agent.tool.requested' }, { type: 'agent.session.started' }]);
+    expect(relay.stats().handoffs).toBe(1);
+    takes = 'agent.session.started'; // a reload: the subscriber's types are read at each append
+    await log.append({ type: 'agent.session.started' });
+    expect(relay.stats().handoffs).toBe(2);
+    await relay.stop();
+    // No relay here (a CLI process, or the gateway stopped): every event is queued for whoever relays.
+    await log.appendMany([{ type: 'agent.tool.requested' }, { type: 'agent.session.started' }]);
+    expect(await openRows(store)).toBe(2);
   });
 
   it('keeps a correlation in order: the events behind a failed one wait for its retry through the claim path', async () => {

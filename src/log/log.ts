@@ -35,6 +35,11 @@ export interface Handoff {
   leaseMs: number;
   /** False while the relay's queue is full: rows then take the claim path (the outbox is the buffer). */
   wants(): boolean;
+  /**
+   * Whether a subscriber here takes events of `type`. One that none takes gets no bus row while the
+   * hand-off runs: the relay would delete it unread (most of a request's events, e.g. a touch's).
+   */
+  accepts(type: string): boolean;
   take(rows: HandedEvent[]): void;
 }
 
@@ -49,11 +54,6 @@ export interface StoredEvent {
   envelope: Envelope;
 }
 
-/**
- * The append-only, hash-chained event log. `append` writes the event, the chain head and the event's
- * outbox row in one transaction (joining the caller's when given one), so an event never exists without
- * its outbox row and vice versa.
- */
 /** A dead-letter of the outbox: an event a subscriber failed on until the relay parked it. */
 export interface DeadOutboxView {
   id: number;
@@ -71,6 +71,12 @@ export interface DeadOutboxView {
   created_at: string;
 }
 
+/**
+ * The append-only, hash-chained event log. `append` writes the event, the chain head and the event's
+ * outbox rows in one transaction (joining the caller's when given one), so an event never exists without
+ * its outbox rows and vice versa. While the relay runs in this process (SQLite's hand-off), an event of
+ * a type no subscriber takes gets no bus row: the relay would only have deleted it unread.
+ */
 export class EventLog {
   private readonly listeners = new Set<() => void>();
   private handoff: Handoff | undefined;
@@ -194,8 +200,9 @@ export class EventLog {
         await queueOn(BUS_TOPIC, envelopes, tx, now);
         queued = envelopes.length;
       } else {
-        for (let i = 0; i < envelopes.length; i += ENQUEUE_CHUNK) {
-          const chunk = envelopes.slice(i, i + ENQUEUE_CHUNK);
+        const taken = envelopes.filter((e) => handoff.accepts(e.type));
+        for (let i = 0; i < taken.length; i += ENQUEUE_CHUNK) {
+          const chunk = taken.slice(i, i + ENQUEUE_CHUNK);
           const written = await tx.query<{ id: number; event_id: string; status: string }>(
             q.insertOutboxHandoffs(
               chunk.map((e) => ({ eventId: e.event_id, correlationId: e.correlation_id })),

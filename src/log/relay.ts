@@ -138,6 +138,7 @@ export class Relay {
         marker: `handed off by ${this.workerId}`,
         leaseMs: this.opts.leaseMs,
         wants: () => this.handing < HANDOFF_QUEUE,
+        accepts: (type) => this.wanted(type),
         take: (rows) => this.take(rows),
       });
     }

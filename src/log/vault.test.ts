@@ -25,6 +25,35 @@ describe.each(DIALECTS)('vault on %s', (dialect) => {
     expect((await vault.get(ref))!.toString()).toBe('{"secret":"hunter2"}');
   });
 
+  it('answers a readSoon payload from memory once its transaction commits, never after a rollback or its expiry', async () => {
+    store = await freshStore(dialect);
+    let clock = Date.now();
+    const vault = new Vault(store.db, randomBytes(32), () => clock);
+    const kept = await store.db.tx((tx) =>
+      vault.put('{"n":1}', { tenantId: 't', ttlMs: 60_000, db: tx, readSoon: true }),
+    );
+    // The row is gone, yet the reader that follows at once still gets the bytes it sealed.
+    await store.db.query({ text: 'DELETE FROM vault WHERE ref = $1', values: [kept.ref] });
+    const first = await vault.get(kept.ref);
+    expect(first?.toString()).toBe('{"n":1}');
+    first?.fill(0);
+    expect((await vault.get(kept.ref))?.toString()).toBe('{"n":1}');
+    let rolledBack = '';
+    await store.db
+      .tx(async (tx) => {
+        rolledBack = (await vault.put('{"n":2}', { tenantId: 't', db: tx, readSoon: true })).ref;
+        throw new Error('roll back');
+      })
+      .catch(() => {});
+    expect(await vault.get(rolledBack)).toBeUndefined();
+    clock += 60_000;
+    expect(await vault.get(kept.ref)).toBeUndefined();
+    const purged = await vault.put('{"n":3}', { tenantId: 't', ttlMs: 1, readSoon: true });
+    clock += 2;
+    expect(await vault.purgeExpired()).toBe(1);
+    expect(await vault.get(purged.ref)).toBeUndefined();
+  });
+
   it('seals every payload under a nonce of its own, across refills of the nonce pool', async () => {
     store = await freshStore(dialect);
     const vault = new Vault(store.db, randomBytes(32));

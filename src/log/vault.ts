@@ -17,12 +17,30 @@ export interface StoredPayload {
 }
 
 /**
+ * Payloads sealed with `readSoon` stay readable in plaintext for a moment after their commit, so the
+ * reader that follows at once (ingress admission, handed the accepted event right after the route's
+ * commit) skips the row's read and its decryption: ~12 % of the store time of a webhook (docs/ARCHITECTURE.md,
+ * "Where the time goes"). Bounded three ways; the oldest goes first.
+ */
+const FRESH_MAX_ENTRIES = 512;
+const FRESH_MAX_BYTES = 8 * 1024 * 1024;
+const FRESH_MAX_AGE_MS = 30_000;
+
+interface Fresh {
+  bytes: Buffer;
+  sealedAt: number;
+  expiresAt: number | null;
+}
+
+/**
  * The evidence vault: raw payloads (webhook bodies, tool inputs) encrypted at rest with AES-256-GCM.
  * Events carry only `payload_ref` and `payload_digest`. The ref is bound as additional authenticated
  * data, so a ciphertext copied onto another row fails to decrypt instead of answering for it.
  */
 export class Vault {
   readonly keyId: string;
+  private readonly fresh = new Map<string, Fresh>();
+  private freshBytes = 0;
 
   constructor(
     private readonly db: Db,
@@ -35,7 +53,13 @@ export class Vault {
 
   async put(
     data: Uint8Array | string,
-    opts: { tenantId: string; ttlMs?: number; db?: Db },
+    opts: {
+      tenantId: string;
+      ttlMs?: number;
+      db?: Db;
+      /** It is read back right after its commit (the accepted webhook's payload, by admission). */
+      readSoon?: boolean;
+    },
   ): Promise<StoredPayload> {
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data);
     const ref = `vault://${newId('vault')}`;
@@ -46,7 +70,9 @@ export class Vault {
     const tag = cipher.getAuthTag();
     const digest = bytesDigest(bytes);
     const now = this.now();
-    await (opts.db ?? this.db).query(
+    const db = opts.db ?? this.db;
+    const expiresAt = opts.ttlMs ? now + opts.ttlMs : null;
+    await db.query(
       q.insertVaultPayload({
         ref,
         tenantId: opts.tenantId,
@@ -56,14 +82,49 @@ export class Vault {
         ciphertext,
         keyId: this.keyId,
         createdAt: now,
-        expiresAt: opts.ttlMs ? now + opts.ttlMs : null,
+        expiresAt,
       }),
     );
+    if (opts.readSoon) {
+      const fresh: Fresh = { bytes, sealedAt: now, expiresAt };
+      // Only once it is durable: a rolled-back seal is never read from here.
+      if (db.inTransaction) db.afterCommit(() => this.remember(ref, fresh));
+      else this.remember(ref, fresh);
+    }
     return { ref, digest };
+  }
+
+  private remember(ref: string, fresh: Fresh): void {
+    if (fresh.bytes.byteLength > FRESH_MAX_BYTES / 4) return;
+    this.fresh.set(ref, fresh);
+    this.freshBytes += fresh.bytes.byteLength;
+    for (const [oldest, f] of this.fresh) {
+      if (this.fresh.size <= FRESH_MAX_ENTRIES && this.freshBytes <= FRESH_MAX_BYTES) break;
+      this.forget(oldest, f);
+    }
+  }
+
+  private forget(ref: string, fresh: Fresh): void {
+    this.fresh.delete(ref);
+    this.freshBytes -= fresh.bytes.byteLength;
+  }
+
+  /** A `readSoon` payload still held, as a copy (the caller may change it), or undefined. */
+  private recent(ref: string): Buffer | undefined {
+    const f = this.fresh.get(ref);
+    if (!f) return undefined;
+    const now = this.now();
+    if (now - f.sealedAt > FRESH_MAX_AGE_MS || (f.expiresAt !== null && f.expiresAt <= now)) {
+      this.forget(ref, f);
+      return undefined;
+    }
+    return Buffer.from(f.bytes);
   }
 
   /** The plaintext, or undefined when the ref is unknown or expired. Throws when the ciphertext was tampered with. */
   async get(ref: string, db: Db = this.db): Promise<Buffer | undefined> {
+    const recent = this.recent(ref);
+    if (recent) return recent;
     const row = (
       await db.query<{ iv: Buffer; tag: Buffer; ciphertext: Buffer; expires_at: number | null }>(
         q.selectVaultPayload(ref),
@@ -79,7 +140,11 @@ export class Vault {
 
   /** Deletes payloads past their retention; returns how many. */
   async purgeExpired(): Promise<number> {
-    const rows = await this.db.query(q.deleteExpiredVaultPayloads(this.now()));
+    const rows = await this.db.query<{ ref: string }>(q.deleteExpiredVaultPayloads(this.now()));
+    for (const r of rows) {
+      const f = this.fresh.get(r.ref);
+      if (f) this.forget(r.ref, f);
+    }
     return rows.length;
   }
 }

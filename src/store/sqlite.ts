@@ -9,6 +9,7 @@ import { type Db, type DbStats, type Row, runBeforeCommit, runHooks, type Sql, w
 import { InlineLink, ThreadLink, type WriterLink } from './sqlite-link.js';
 import { type Control, REPLY, type WriterError, type WriterOp, type WriterReply } from './sqlite-writer.js';
 import { type SyncFile, WalSync } from './wal-sync.js';
+import { positional } from './sqlite-params.js';
 
 export interface SqliteOptions {
   /** File path, or `:memory:`. */
@@ -87,25 +88,54 @@ interface Group {
   failure: unknown;
 }
 
-function bindable(values: readonly unknown[] | undefined): Record<string, unknown> {
-  // SQLite reads `$1` as a named parameter called "1", so the positional values become an object.
-  const out: Record<string, unknown> = {};
-  if (!values) return out;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    out[String(i + 1)] =
-      v === undefined
-        ? null
-        : typeof v === 'boolean'
-          ? v
-            ? 1
-            : 0
-          : // A small Buffer is a view of an 8 KB pool, and a message would carry the whole pool.
-            v instanceof Uint8Array && v.byteLength !== v.buffer.byteLength
-            ? new Uint8Array(v)
-            : v;
+/** A value as SQLite takes it: no undefined or boolean, and a Buffer that crosses to a thread on its own. */
+function sqliteValue(v: unknown): unknown {
+  return v === undefined
+    ? null
+    : typeof v === 'boolean'
+      ? v
+        ? 1
+        : 0
+      : // A small Buffer is a view of an 8 KB pool, and a message would carry the whole pool.
+        v instanceof Uint8Array && v.byteLength !== v.buffer.byteLength
+        ? new Uint8Array(v)
+        : v;
+}
+
+/**
+ * The values for a statement as `prepared` holds it: in `?` order (sqlite-params.ts), or, for a text
+ * that kept its `$n` names, as an object (SQLite reads `$1` as a parameter named "1").
+ */
+function bindable(
+  values: readonly unknown[] | undefined,
+  order: readonly number[] | undefined,
+): Row | unknown[] {
+  const given = values ?? [];
+  if (order) {
+    const out = new Array<unknown>(order.length);
+    for (let i = 0; i < order.length; i++) {
+      const at = order[i] as number;
+      // Too few values: the driver refuses the short list ("Too few parameter values"), as it refuses
+      // a named parameter with no value, rather than binding NULL.
+      if (at >= given.length) return out.slice(0, i);
+      out[i] = sqliteValue(given[at]);
+    }
+    return out;
   }
+  const out: Row = {};
+  for (let i = 0; i < given.length; i++) out[String(i + 1)] = sqliteValue(given[i]);
   return out;
+}
+
+/** A text as the connection prepares it, and how its values bind. */
+interface Prepared {
+  text: string;
+  order: readonly number[] | undefined;
+}
+
+function prepared(text: string): Prepared {
+  const p = positional(text);
+  return p ? { text: p.text, order: p.order } : { text, order: undefined };
 }
 
 /** An error from the writer, as the driver would have thrown it here. */
@@ -140,10 +170,14 @@ export class SqliteDb implements Db {
   readonly dialect = 'sqlite' as const;
   readonly inTransaction = false;
   private readonly reader: Database.Database | undefined;
-  private readonly readStatements = new Map<string, Statement>();
+  private readonly readStatements = new Map<
+    string,
+    { stmt: Statement; order: readonly number[] | undefined }
+  >();
   private readonly link: WriterLink;
   private readonly transport: 'sync' | 'async';
-  private readonly sids = new Map<string, number>();
+  /** Each text sent to the writer: its statement id there, and how its values bind. */
+  private readonly sids = new Map<string, Prepared & { sid: number }>();
   private nextId = 1;
   private readonly queue: Pending[] = [];
   private kicked = false;
@@ -221,30 +255,36 @@ export class SqliteDb implements Db {
   async query<T = Row>(q: Sql): Promise<T[]> {
     // A lone write commits like a transaction, so it joins the next group commit instead of paying an
     // fsync of its own; reads run at once on the read connection.
-    const stmt = this.reader && !writes(q) ? this.readStatement(q.text) : undefined;
-    if (!stmt?.reader) return this.tx((t) => t.query<T>(q));
+    const read = this.reader && !writes(q) ? this.readStatement(q.text) : undefined;
+    if (!read?.stmt.reader) return this.tx((t) => t.query<T>(q));
     this.counts.statements++;
     try {
       // A commit whose WAL sync is under way is not shown until it is durable (wal-sync.ts).
       const pending = this.walSync?.pending;
       if (pending) await pending;
-      return stmt.all(bindable(q.values)) as T[];
+      const values = bindable(q.values, read.order);
+      return (
+        Array.isArray(values)
+          ? (read.stmt as Database.Statement<unknown[]>).all(...values)
+          : read.stmt.all(values)
+      ) as T[];
     } catch (err) {
       throw classifyStoreError(err);
     }
   }
 
-  private readStatement(text: string): Statement {
-    let stmt = this.readStatements.get(text);
-    if (!stmt) {
+  private readStatement(text: string): { stmt: Statement; order: readonly number[] | undefined } {
+    let read = this.readStatements.get(text);
+    if (!read) {
+      const p = prepared(text);
       try {
-        stmt = this.reader!.prepare(text) as Statement;
+        read = { stmt: this.reader!.prepare(p.text) as Statement, order: p.order };
       } catch (err) {
         throw classifyStoreError(err);
       }
-      this.readStatements.set(text, stmt);
+      this.readStatements.set(text, read);
     }
-    return stmt;
+    return read;
   }
 
   /**
@@ -386,14 +426,14 @@ export class SqliteDb implements Db {
       op.script = q.text;
       return op;
     }
-    let sid = this.sids.get(q.text);
-    if (sid === undefined) {
-      sid = this.sids.size + 1;
-      this.sids.set(q.text, sid);
-      op.text = q.text;
+    let sent = this.sids.get(q.text);
+    if (sent === undefined) {
+      sent = { ...prepared(q.text), sid: this.sids.size + 1 };
+      this.sids.set(q.text, sent);
+      op.text = sent.text;
     }
-    op.sid = sid;
-    op.params = bindable(q.values);
+    op.sid = sent.sid;
+    op.params = bindable(q.values, sent.order);
     return op;
   }
 

@@ -1,5 +1,4 @@
 import { causedBy, type Envelope, type EnvelopeInput, newId, sha256Hex } from '../../envelope/index.js';
-import { once } from '../../log/inbox.js';
 import type { Services } from '../../kernel/module.js';
 import type { Db } from '../../store/port.js';
 import { getDelivery, markDelivery } from '../pipeline/deliveries.js';
@@ -15,8 +14,6 @@ import { lockAdmission } from '../sql.js';
 import { countSince, countTenantSince, findWaiting, hasActive, insertRun, replaceEvent } from './runs.js';
 import type { CompiledTrigger } from './triggers.js';
 
-/** The inbox consumer of admission's decisions: keyed by it, a redelivered outbox row never admits twice. */
-export const ADMISSION_CONSUMER = 'ingress.admission';
 /** PostgreSQL advisory lock that serialises admission decisions (budgets and coalescing read, then write). */
 const ADMISSION_LOCK = 72_616_733;
 const DAY_MS = 86_400_000;
@@ -68,15 +65,15 @@ export async function admit(deps: AdmissionDeps, event: Envelope): Promise<Decis
   try {
     // The network call happens before the transaction: no lock is held while the API answers.
     const fetched = await fetchAll(deps, event, facts);
-    const result = await once(
-      services.db,
-      ADMISSION_CONSUMER,
-      event.event_id,
-      async (tx) => {
+    const result = await services.db.tx(
+      async (tx): Promise<{ ran: true; value: Decision[] } | { ran: false }> => {
         if (tx.dialect === 'postgres') await tx.query(lockAdmission(ADMISSION_LOCK));
         const delivery = await getDelivery(tx, facts.source, facts.delivery_id);
         // A replay or a re-accepted redelivery moved the delivery on to a newer event: that one decides.
-        if (!delivery || delivery.event_id !== event.event_id) return [];
+        if (!delivery || delivery.event_id !== event.event_id) return { ran: true, value: [] };
+        // Decided already (the outbox row came again): the delivery's `processed` mark, committed with
+        // the decisions, is admission's inbox, so a redelivered event never admits twice.
+        if (delivery.status === 'processed') return { ran: false };
         const order = await checkOrder(tx, facts, event.event_id, now);
         const credential = await checkRevoked(services, tx, event, facts.source, fetched, now);
         const decisions: Decision[] =
@@ -87,9 +84,8 @@ export async function admit(deps: AdmissionDeps, event: Envelope): Promise<Decis
               : await decide(deps, tx, event, facts, now, fetched);
         await markDelivery(tx, event.event_id, 'processed', now);
         for (const d of decisions) await services.emit(causedBy(event, decisionEvent(facts, d)), tx);
-        return decisions;
+        return { ran: true, value: decisions };
       },
-      now,
     );
     if (!result.ran) return undefined;
     services.log.notify();

@@ -115,7 +115,8 @@ export function ingressRoute(app: App, services: Services, state: () => IngressS
     if (bound) facts.bound_by = { key: bound.key, id: bound.id };
     try {
       await services.db.tx(async (tx) => {
-        const sealed = await services.vault.put(body, { tenantId: tenant, ttlMs, db: tx });
+        // Admission reads it back right after this commit (the relay's hand-off).
+        const sealed = await services.vault.put(body, { tenantId: tenant, ttlMs, db: tx, readSoon: true });
         const fresh = await claimDelivery(tx, {
           source: name,
           deliveryId: result.deliveryId,
