@@ -152,12 +152,26 @@ export function insertOutboxHandoffs(
   now: number,
   h: { marker: string; leaseUntil: number },
 ): Sql {
+  const busy = (correlation: string) =>
+    `EXISTS (SELECT 1 FROM outbox p WHERE p.correlation_id = ${correlation} AND p.topic = $1 AND p.status IN ('pending', 'claimed')
+                 AND (p.status = 'pending' OR p.last_error IS NOT $4))`;
+  const [only] = rows;
+  if (rows.length === 1 && only) {
+    // One row (most appends): the same decision without the VALUES table, which SQLite materialises
+    // for the join (in a loop of 5,000, 14.8 against 23.4 µs a statement; docs/ARCHITECTURE.md, the log).
+    return {
+      text: `INSERT INTO outbox (event_id, topic, correlation_id, status, attempts, available_at, lease_until, last_error, created_at)
+             SELECT $5, $1, $6, CASE WHEN b.busy THEN 'pending' ELSE 'claimed' END, 0, $2,
+                    CASE WHEN b.busy THEN NULL ELSE $3 END, CASE WHEN b.busy THEN NULL ELSE $4 END, $2
+               FROM (SELECT ${busy('$6')} AS busy) b
+             RETURNING id, event_id, status`,
+      values: [topic, now, h.leaseUntil, h.marker, only.eventId, only.correlationId],
+    };
+  }
   const values = rows.map((_, i) => `(${i}, $${i * 2 + 5}, $${i * 2 + 6})`).join(', ');
   return {
     text: `WITH v(ord, event_id, correlation_id) AS (VALUES ${values}),
-           b AS (SELECT v.ord, v.event_id, v.correlation_id, EXISTS (
-               SELECT 1 FROM outbox p WHERE p.correlation_id = v.correlation_id AND p.topic = $1 AND p.status IN ('pending', 'claimed')
-                 AND (p.status = 'pending' OR p.last_error IS NOT $4)) AS busy FROM v)
+           b AS (SELECT v.ord, v.event_id, v.correlation_id, ${busy('v.correlation_id')} AS busy FROM v)
            INSERT INTO outbox (event_id, topic, correlation_id, status, attempts, available_at, lease_until, last_error, created_at)
            SELECT b.event_id, $1, b.correlation_id, CASE WHEN b.busy THEN 'pending' ELSE 'claimed' END, 0, $2,
                   CASE WHEN b.busy THEN NULL ELSE $3 END, CASE WHEN b.busy THEN NULL ELSE $4 END, $2 FROM b ORDER BY b.ord
