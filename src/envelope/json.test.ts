@@ -151,6 +151,11 @@ describe('the fast path for text that cannot hold an unrepresentable value', () 
     anyJson.map((v) => JSON.stringify(v) ?? 'null'),
     numbers,
     fc.tuple(anyJson, numbers).map(([v, n]) => `{"v":${JSON.stringify(v) ?? 'null'},"n": [ ${n} ]}`),
+    // Nesting past the limit before or after such a number: whichever the walk meets first is named.
+    fc.tuple(numbers, fc.boolean()).map(([n, first]) => {
+      const deep = `${'['.repeat(MAX_JSON_DEPTH + 2)}${']'.repeat(MAX_JSON_DEPTH + 2)}`;
+      return first ? `[${n}, ${deep}]` : `[${deep}, ${n}]`;
+    }),
   );
 
   it('answers exactly what the full walk answers, repairing or not', () => {
