@@ -1,3 +1,5 @@
+import { skipQuoted } from './sql-lex.js';
+
 /**
  * The port's SQL numbers its placeholders `$1 … $n` (PostgreSQL's form, so one text serves both
  * dialects). SQLite reads `$1` as a parameter *named* "1", which the driver binds from an object: a
@@ -23,7 +25,8 @@ const MAX_POSITIONS = 30_000;
 
 /**
  * The positional form of `text`, or undefined when it keeps the named one: it holds a `?` or a named
- * parameter of its own (`:x`, `@x`, `$x`), or too many placeholders.
+ * parameter of its own (`:x`, `@x`, `$x`), or too many placeholders. Literals, quoted identifiers and
+ * comments are skipped (`sql-lex.ts`).
  */
 export function positional(text: string): Positional | undefined {
   const order: number[] = [];
@@ -33,23 +36,9 @@ export function positional(text: string): Positional | undefined {
   const n = text.length;
   while (i < n) {
     const c = text.charCodeAt(i);
-    if (c === 0x27 /* ' */ || c === 0x22 /* " */ || c === 0x60 /* ` */) {
-      // A literal or quoted identifier: a doubled quote is an escaped one, so skipping to the next
-      // quote and going on from there reads `'it''s'` as two adjacent literals, which is the same.
-      const end = text.indexOf(text[i] as string, i + 1);
-      if (end < 0) return undefined;
-      i = end + 1;
-    } else if (c === 0x5b /* [ */) {
-      const end = text.indexOf(']', i + 1);
-      if (end < 0) return undefined;
-      i = end + 1;
-    } else if (c === 0x2d /* - */ && text.charCodeAt(i + 1) === 0x2d) {
-      const end = text.indexOf('\n', i + 2);
-      i = end < 0 ? n : end + 1;
-    } else if (c === 0x2f /* / */ && text.charCodeAt(i + 1) === 0x2a /* * */) {
-      const end = text.indexOf('*/', i + 2);
-      if (end < 0) return undefined;
-      i = end + 2;
+    const skipped = skipQuoted(text, i);
+    if (skipped > i) {
+      i = skipped;
     } else if (c === 0x3f /* ? */ || c === 0x3a /* : */ || c === 0x40 /* @ */) {
       // `?`, `:name` and `@name` are SQLite placeholders of their own; `::type` is PostgreSQL's cast,
       // which SQLite text never holds. Keep such a text as it is.

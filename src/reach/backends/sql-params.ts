@@ -4,6 +4,8 @@
  * `-- :x` in a comment and PostgreSQL's `::int` cast are not parameters.
  */
 
+import { skipQuoted } from '../../store/sql-lex.js';
+
 export interface SqlTemplate {
   /** Distinct names, in first-use order. */
   names: string[];
@@ -25,35 +27,11 @@ export function parseSql(text: string): SqlTemplate {
   while (i < n) {
     const c = text[i]!;
     const next = text[i + 1];
-    // String literal, quoted identifier: copied as they are ('' and "" escape themselves).
-    if (c === "'" || c === '"') {
-      let j = i + 1;
-      while (j < n) {
-        if (text[j] === c) {
-          if (text[j + 1] === c) {
-            j += 2;
-            continue;
-          }
-          break;
-        }
-        j++;
-      }
-      out += text.slice(i, j + 1);
-      i = j + 1;
-      continue;
-    }
-    if (c === '-' && next === '-') {
-      const end = text.indexOf('\n', i);
-      const j = end === -1 ? n : end;
-      out += text.slice(i, j);
-      i = j;
-      continue;
-    }
-    if (c === '/' && next === '*') {
-      const end = text.indexOf('*/', i + 2);
-      const j = end === -1 ? n : end + 2;
-      out += text.slice(i, j);
-      i = j;
+    // String literals, quoted identifiers and comments are copied as they are (`store/sql-lex.ts`).
+    const skipped = skipQuoted(text, i);
+    if (skipped > i) {
+      out += text.slice(i, skipped);
+      i = skipped;
       continue;
     }
     // PostgreSQL dollar quoting ($$…$$, $tag$…$tag$).
