@@ -9,7 +9,7 @@ import { type Db, type DbStats, type Row, runBeforeCommit, runHooks, type Sql, w
 import { InlineLink, ThreadLink, type WriterLink } from './sqlite-link.js';
 import { type Control, REPLY, type WriterError, type WriterOp, type WriterReply } from './sqlite-writer.js';
 import { type SyncFile, WalSync } from './wal-sync.js';
-import { positional } from './sqlite-params.js';
+import { type Positional, positional } from './sqlite-params.js';
 
 export interface SqliteOptions {
   /** File path, or `:memory:`. */
@@ -127,16 +127,10 @@ function bindable(
   return out;
 }
 
-/** A text as the connection prepares it, and how its values bind. */
-interface Prepared {
-  text: string;
-  order: readonly number[] | undefined;
-}
+/** A text as the connection prepares it, and how its values bind (no `order`: by name). */
+type Prepared = Partial<Positional> & { text: string };
 
-function prepared(text: string): Prepared {
-  const p = positional(text);
-  return p ? { text: p.text, order: p.order } : { text, order: undefined };
-}
+const prepared = (text: string): Prepared => positional(text) ?? { text };
 
 /** An error from the writer, as the driver would have thrown it here. */
 function rebuild(e: WriterError): Error {
@@ -170,10 +164,7 @@ export class SqliteDb implements Db {
   readonly dialect = 'sqlite' as const;
   readonly inTransaction = false;
   private readonly reader: Database.Database | undefined;
-  private readonly readStatements = new Map<
-    string,
-    { stmt: Statement; order: readonly number[] | undefined }
-  >();
+  private readonly readStatements = new Map<string, { stmt: Statement; order?: readonly number[] }>();
   private readonly link: WriterLink;
   private readonly transport: 'sync' | 'async';
   /** Each text sent to the writer: its statement id there, and how its values bind. */
@@ -263,22 +254,21 @@ export class SqliteDb implements Db {
       const pending = this.walSync?.pending;
       if (pending) await pending;
       const values = bindable(q.values, read.order);
-      return (
-        Array.isArray(values)
-          ? (read.stmt as Database.Statement<unknown[]>).all(...values)
-          : read.stmt.all(values)
+      // As the writer runs it: an array spreads into positional values, an object is one named set.
+      return (read.stmt as Database.Statement<unknown[]>).all(
+        ...(Array.isArray(values) ? values : [values]),
       ) as T[];
     } catch (err) {
       throw classifyStoreError(err);
     }
   }
 
-  private readStatement(text: string): { stmt: Statement; order: readonly number[] | undefined } {
+  private readStatement(text: string): { stmt: Statement; order?: readonly number[] } {
     let read = this.readStatements.get(text);
     if (!read) {
       const p = prepared(text);
       try {
-        read = { stmt: this.reader!.prepare(p.text) as Statement, order: p.order };
+        read = { stmt: this.reader!.prepare(p.text) as Statement, ...(p.order ? { order: p.order } : {}) };
       } catch (err) {
         throw classifyStoreError(err);
       }

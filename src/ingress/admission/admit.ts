@@ -65,31 +65,29 @@ export async function admit(deps: AdmissionDeps, event: Envelope): Promise<Decis
   try {
     // The network call happens before the transaction: no lock is held while the API answers.
     const fetched = await fetchAll(deps, event, facts);
-    const result = await services.db.tx(
-      async (tx): Promise<{ ran: true; value: Decision[] } | { ran: false }> => {
-        if (tx.dialect === 'postgres') await tx.query(lockAdmission(ADMISSION_LOCK));
-        const delivery = await getDelivery(tx, facts.source, facts.delivery_id);
-        // A replay or a re-accepted redelivery moved the delivery on to a newer event: that one decides.
-        if (!delivery || delivery.event_id !== event.event_id) return { ran: true, value: [] };
-        // Decided already (the outbox row came again): the delivery's `processed` mark, committed with
-        // the decisions, is admission's inbox, so a redelivered event never admits twice.
-        if (delivery.status === 'processed') return { ran: false };
-        const order = await checkOrder(tx, facts, event.event_id, now);
-        const credential = await checkRevoked(services, tx, event, facts.source, fetched, now);
-        const decisions: Decision[] =
-          order.kind !== 'in_order'
-            ? [{ kind: 'dropped', trigger: null, reason: 'out_of_order', detail: order.detail }]
-            : credential.kind === 'revoked'
-              ? [{ kind: 'dropped', trigger: null, reason: 'credential_revoked', detail: credential.detail }]
-              : await decide(deps, tx, event, facts, now, fetched);
-        await markDelivery(tx, event.event_id, 'processed', now);
-        for (const d of decisions) await services.emit(causedBy(event, decisionEvent(facts, d)), tx);
-        return { ran: true, value: decisions };
-      },
-    );
-    if (!result.ran) return undefined;
-    services.log.notify();
-    return result.value;
+    // Undefined: decided already (the outbox row came again).
+    const decided = await services.db.tx(async (tx): Promise<Decision[] | undefined> => {
+      if (tx.dialect === 'postgres') await tx.query(lockAdmission(ADMISSION_LOCK));
+      const delivery = await getDelivery(tx, facts.source, facts.delivery_id);
+      // A replay or a re-accepted redelivery moved the delivery on to a newer event: that one decides.
+      if (!delivery || delivery.event_id !== event.event_id) return [];
+      // The delivery's `processed` mark, committed with the decisions, is admission's inbox, so a
+      // redelivered event never admits twice.
+      if (delivery.status === 'processed') return undefined;
+      const order = await checkOrder(tx, facts, event.event_id, now);
+      const credential = await checkRevoked(services, tx, event, facts.source, fetched, now);
+      const decisions: Decision[] =
+        order.kind !== 'in_order'
+          ? [{ kind: 'dropped', trigger: null, reason: 'out_of_order', detail: order.detail }]
+          : credential.kind === 'revoked'
+            ? [{ kind: 'dropped', trigger: null, reason: 'credential_revoked', detail: credential.detail }]
+            : await decide(deps, tx, event, facts, now, fetched);
+      await markDelivery(tx, event.event_id, 'processed', now);
+      for (const d of decisions) await services.emit(causedBy(event, decisionEvent(facts, d)), tx);
+      return decisions;
+    });
+    if (decided) services.log.notify();
+    return decided;
   } catch (err) {
     // The delivery may now be accepted again when the sender redelivers it; the relay also retries this one.
     await markDelivery(
