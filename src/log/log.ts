@@ -280,7 +280,11 @@ export class EventLog {
     else this.notify();
   }
 
-  /** Wakes listeners; a caller that appended inside its own transaction calls this after commit. */
+  /**
+   * Wakes the listeners (the relays in this process) for a pass. Appends call it themselves after their
+   * commit, and only when they wrote a row a relay must claim: a hand-off needs no claim, and a wake per
+   * request would cost a claim transaction per request. Callers need not; tests use it to force a pass.
+   */
   notify(): void {
     for (const fn of this.listeners) fn();
   }

@@ -117,6 +117,11 @@ export interface Outbound {
       priority?: 'normal' | 'high';
     },
   ): Promise<{ id: string }>;
+  /**
+   * `enqueue`, and the row sent by this process right after the caller's commit when the engine can
+   * admit it then (no claim transaction first); otherwise queued as `enqueue` queues it.
+   */
+  enqueueNow?: Outbound['enqueue'];
 }
 
 export const outboundPort = port<Outbound>('notify.outbound');

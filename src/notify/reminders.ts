@@ -65,6 +65,5 @@ export async function remindExpiring(services: NotifyDeps, n: Notifier, cfg: Not
       return out.kind === 'no_route' ? 0 : 1;
     });
   }
-  if (sent > 0) services.log.notify();
   return sent;
 }

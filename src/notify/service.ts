@@ -160,7 +160,6 @@ export class Notifier {
       const out = await this.dispatch(tx, draft, reported, decision.lane, scopeCtx.owner, {}, reply);
       return { id: reported.event_id, status: statusOf(out) };
     });
-    this.s.log.notify();
     if (ctx.task_id) await this.s.tasks?.touch(ctx.task_id).catch(() => {});
     return result;
   }
@@ -233,13 +232,15 @@ export class Notifier {
       await this.suppressed(tx, event, 'no_delivery_engine', [cause.event_id], { destinations });
       return { kind: 'no_engine', destinations, event };
     }
+    // Sent by this process right after the commit when the engine can admit it now (no claim first).
+    const enqueue = deliveries.enqueueNow ?? deliveries.enqueue;
     for (const t of targets) {
       const own = await this.templated(tx, event, t.channel, draft);
       if (!own) continue;
       const base: Message = own === draft ? message : { ...own, eventId: event.event_id };
       const msg: Message = reply ? { ...base, reply: { url: replyLink(this.s, reply, t.channel) } } : base;
       const shown = external.includes(t.channel) ? redactForExternal(msg, this.cfg.aliases) : msg;
-      const { id } = await deliveries.enqueue(tx, {
+      const { id } = await enqueue(tx, {
         eventId: event.event_id,
         destination: t.channel,
         message: shown,
@@ -344,7 +345,6 @@ export class Notifier {
         await deliveries.enqueue(tx, { eventId: sent.event_id, destination, message, priority: lane });
       }
     });
-    this.s.log.notify();
   }
 
   /**
@@ -395,7 +395,6 @@ export class Notifier {
         return 1;
       });
     }
-    if (due.length > 0) this.s.log.notify();
     return sent;
   }
 

@@ -168,9 +168,10 @@ export class DeliveryEngine {
    * (`DeliveryPort.enqueueNow`): its destination's breaker and rate bucket admit it here, in the
    * enqueuing transaction, as a claim would, and it is to be written `claimed` with the lease a claim
    * gives, so no claimer (here or on another replica) takes it while it is in flight. Undefined when
-   * it must wait for the normal claim: the engine is not running, the destination is not a module's
-   * own (`addSender`), as many such sends as the lanes' batches are in flight already, or the
-   * endpoint defers or refuses it (the claim then admits it again).
+   * it must wait for the normal claim: the engine is not running, the destination is neither a
+   * configured channel a claim would send as it is (known kind, valid config, no revocation mark) nor
+   * a module's own (`addSender`), as many such sends as the lanes' batches are in flight already, or
+   * the endpoint defers or refuses it (the claim then admits it again).
    * `admitted` saves the endpoint's new state: the caller runs it once the row is inserted (a
    * duplicate row took nothing from the bucket).
    */
@@ -178,9 +179,14 @@ export class DeliveryEngine {
     tx: Db,
     destination: string,
   ): Promise<{ leaseUntil: number; admitted: () => Promise<void> } | undefined> {
-    if (!this.worker || this.o.channels()[destination] || !this.o.dynamic?.(destination)) return undefined;
+    if (!this.worker) return undefined;
+    const configured = this.o.channels()[destination] !== undefined;
+    if (configured ? !this.configuredSend(destination) : !this.o.dynamic?.(destination)) return undefined;
     // As many in flight as the lanes' batches at most: past that a flood waits for the claim.
     if (this.sending.size >= this.loops * this.batchSize) return undefined;
+    // A channel whose credential the provider refused is the claim's to settle (refused, or tried again
+    // once the credential changed).
+    if (configured && (await tx.query(q.selectRevokedChannel(destination))).length > 0) return undefined;
     const now = this.o.now();
     const state = await loadEndpoint(tx, destination, now, this.o.policies);
     const { state: next, verdicts } = admitGroup(state, 1, now, this.o.policies);
@@ -198,11 +204,14 @@ export class DeliveryEngine {
    * died mid-attempt (crash.test.ts, send-now.test.ts).
    */
   sendLeased(row: q.DeliveryRow): void {
-    const sender = this.o.dynamic?.(row.destination);
     const message = parseMessage(row.message ?? '');
-    if (!sender || !message) return; // left to the lease: the sweep hands it to the normal path
-    const sent: Promise<void> = this.send({ row, kind: senderKind(sender), config: undefined, message })
-      .then((f) => (f ? this.complete([f]) : undefined))
+    const sender = this.o.channels()[row.destination] ? undefined : this.o.dynamic?.(row.destination);
+    const send = sender
+      ? { kind: senderKind(sender), config: undefined }
+      : this.configuredSend(row.destination);
+    if (!send || !message) return; // left to the lease: the sweep hands it to the normal path
+    const sent: Promise<void> = this.send({ row, ...send, message })
+      .then((f) => (f ? this.settleSoon(f) : undefined))
       .catch((err: unknown) =>
         this.o.logger?.error(
           { err, deliveryId: row.id },
@@ -211,6 +220,39 @@ export class DeliveryEngine {
       )
       .finally(() => this.sending.delete(sent));
     this.sending.add(sent);
+  }
+
+  /** Sends at enqueue that finished, waiting for their settle (`settleSoon`). */
+  private readonly settleQueue: { f: Finished; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private settling = false;
+
+  /**
+   * Settles a send at enqueue as a pass settles its batch. The first waits for nothing; those that finish
+   * while a settle's transaction runs share the next one (at most a batch), so a flood of sends at
+   * enqueue costs a settle per batch, as the claim path does, instead of one per row.
+   */
+  private settleSoon(f: Finished): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.settleQueue.push({ f, resolve, reject });
+      if (!this.settling) void this.settleLoop();
+    });
+  }
+
+  private async settleLoop(): Promise<void> {
+    this.settling = true;
+    try {
+      while (this.settleQueue.length > 0) {
+        const batch = this.settleQueue.splice(0, this.batchSize);
+        try {
+          await this.complete(batch.map((b) => b.f));
+          for (const b of batch) b.resolve();
+        } catch (err) {
+          for (const b of batch) b.reject(err);
+        }
+      }
+    } finally {
+      this.settling = false;
+    }
   }
 
   /**
@@ -422,6 +464,16 @@ export class DeliveryEngine {
     return { ready: prepared, full, refused, restored };
   }
 
+  /** A configured channel's kind and parsed config, as a claim would send it; undefined when a claim must refuse it. */
+  private configuredSend(dest: string): Pick<Prepared, 'kind' | 'config'> | undefined {
+    const channels = this.o.channels();
+    const entry = channels[dest];
+    const kind = entry ? channelKind(entry.type) : undefined;
+    if (!entry || !kind) return undefined;
+    const config = this.channelConfig(channels, dest, kind, entry);
+    return config instanceof Error ? undefined : { kind, config };
+  }
+
   private channelConfig(
     channels: Record<string, ChannelEntry>,
     dest: string,
@@ -590,6 +642,5 @@ export class DeliveryEngine {
   private appended(types: string[]): void {
     if (types.length === 0) return;
     this.o.onAppended?.(types);
-    this.o.log.notify();
   }
 }

@@ -213,7 +213,7 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
     };
     // Sent at once: admitted now and leased as a claim leases, when its first attempt is due now.
     const leased =
-      sendNow && sender && !finished && row.next_attempt_at <= now
+      sendNow && !finished && row.next_attempt_at <= now
         ? await d.immediate?.admitNow(tx, row.destination)
         : undefined;
     if (leased) {
@@ -242,10 +242,7 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
       await d.log.appendMany([settle(finished).event], tx);
       const receipt = effects && receiptOf(finished, 'dead');
       if (effects && receipt) await effects.receipted(receipt.key, receipt.receipt, tx);
-      tx.afterCommit(() => {
-        d.onAppended?.(['integration.delivery.blocked']);
-        d.log.notify();
-      });
+      tx.afterCommit(() => d.onAppended?.(['integration.delivery.blocked']));
       return { id, created: true };
     }
     if (rows[0] && leased) {
@@ -270,7 +267,7 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
      * the crash path: it is written `claimed` with a claim's lease (no claimer takes it while the send
      * is in flight), so a crash before the send leaves it to the lease sweep and the normal claim. A
      * row that cannot go at once (a first attempt the schedule delays, a destination that defers or
-     * refuses it, a configured channel, the engine stopped) is queued as `enqueue` queues it.
+     * refuses it, a channel with a revocation mark, the engine stopped) is queued as `enqueue` queues it.
      */
     enqueueNow: (tx, input) => enqueue(tx, input, true),
 
@@ -317,10 +314,7 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
         }
         if (inputs.length > 0) await d.log.appendMany(inputs, tx);
       });
-      if (out.length > 0) {
-        d.onAppended?.(out.map(() => 'integration.credential.restored'));
-        d.log.notify();
-      }
+      if (out.length > 0) d.onAppended?.(out.map(() => 'integration.credential.restored'));
       return out;
     },
 
@@ -331,10 +325,7 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
         await d.log.appendMany([restoredEvent(name, row.since, { admin })], tx);
         return true;
       });
-      if (restored) {
-        d.onAppended?.(['integration.credential.restored']);
-        d.log.notify();
-      }
+      if (restored) d.onAppended?.(['integration.credential.restored']);
       return restored;
     },
     async list(filter = {}) {
@@ -439,7 +430,6 @@ export function createDeliveryService(d: ServiceDeps): DeliveryService {
       });
       if (types.length > 0) {
         d.onAppended?.(types);
-        d.log.notify();
         d.wake?.();
       }
       return out;

@@ -354,6 +354,11 @@ export function selectRevokedChannels(): Sql {
   };
 }
 
+/** The revocation mark of one channel, if it has one (`admitNow`: a marked channel is the claim's). */
+export function selectRevokedChannel(destination: string): Sql {
+  return { text: 'SELECT 1 AS n FROM channel_credentials WHERE destination = $1', values: [destination] };
+}
+
 /** No row back when the channel is already marked revoked. */
 export function markChannelRevoked(r: {
   destination: string;

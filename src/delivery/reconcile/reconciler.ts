@@ -199,7 +199,6 @@ export class Reconciler {
               : { status: 'unsettled', detail: why, reconciled: true },
           tx,
         );
-      tx.afterCommit(() => this.o.log.notify());
     });
     return outcome;
   }

@@ -86,7 +86,6 @@ export async function admit(deps: AdmissionDeps, event: Envelope): Promise<Decis
       for (const d of decisions) await services.emit(causedBy(event, decisionEvent(facts, d)), tx);
       return decisions;
     });
-    if (decided) services.log.notify();
     return decided;
   } catch (err) {
     // The delivery may now be accepted again when the sender redelivers it; the relay also retries this one.

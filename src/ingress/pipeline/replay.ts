@@ -53,7 +53,6 @@ export function replayRoute(app: App, services: Services): void {
       );
       await reassignDelivery(tx, delivery.source, delivery.delivery_id, eventId, now);
     });
-    services.log.notify();
     return c.json({ id: eventId, status: 'accepted', replay_of: old.envelope.event_id }, 202);
   });
 }

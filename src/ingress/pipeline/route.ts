@@ -154,7 +154,6 @@ export function ingressRoute(app: App, services: Services, state: () => IngressS
       if (err instanceof Duplicate) return c.json({ status: 'duplicate' }, 200);
       throw err;
     }
-    services.log.notify();
     return c.json({ id: eventId, status: 'accepted' }, 202);
   });
 }
