@@ -9,35 +9,37 @@ import { newId, type EventId } from './ids.js';
  */
 export function buildEnvelope(input: EnvelopeInput, defaults: EnvelopeDefaults, now = new Date()): Envelope {
   const eventId = (input.event_id ?? newId('event', now.getTime())) as EventId;
+  // Keys in RFC 8785's order, here and in each nested object: the canonical form then sorts nothing
+  // but `redacted_summary` (digest.ts). Readers never depend on the order.
   return {
-    event_id: eventId,
-    type: input.type,
-    schema_version: ENVELOPE_SCHEMA_VERSION,
-    occurred_at: input.occurred_at ?? now.toISOString(),
-    tenant_id: input.tenant_id ?? defaults.tenant_id,
-    environment: input.environment ?? defaults.environment,
-    runtime: { kind: input.runtime?.kind ?? null, adapter_version: input.runtime?.adapter_version ?? null },
-    actor: { user_id: input.actor?.user_id ?? null, agent_id: input.actor?.agent_id ?? null },
-    execution: {
-      task_id: input.execution?.task_id ?? null,
-      session_id: input.execution?.session_id ?? null,
-      turn_id: input.execution?.turn_id ?? null,
-      tool_call_id: input.execution?.tool_call_id ?? null,
-      attempt: input.execution?.attempt ?? 1,
-    },
-    correlation_id: input.correlation_id ?? eventId,
+    actor: { agent_id: input.actor?.agent_id ?? null, user_id: input.actor?.user_id ?? null },
     causation_id: input.causation_id ?? null,
-    lineage: { hop_count: input.lineage?.hop_count ?? 0, depth: input.lineage?.depth ?? 0 },
-    policy: { revision: input.policy?.revision ?? null, risk: input.policy?.risk ?? null },
-    subject: {
-      tool: input.subject?.tool ?? null,
-      action: input.subject?.action ?? null,
-      resource_ref: input.subject?.resource_ref ?? null,
-      ...(input.subject?.kind ? { kind: input.subject.kind } : {}),
+    correlation_id: input.correlation_id ?? eventId,
+    environment: input.environment ?? defaults.environment,
+    event_id: eventId,
+    execution: {
+      attempt: input.execution?.attempt ?? 1,
+      session_id: input.execution?.session_id ?? null,
+      task_id: input.execution?.task_id ?? null,
+      tool_call_id: input.execution?.tool_call_id ?? null,
+      turn_id: input.execution?.turn_id ?? null,
     },
-    payload_ref: input.payload_ref ?? null,
+    lineage: { depth: input.lineage?.depth ?? 0, hop_count: input.lineage?.hop_count ?? 0 },
+    occurred_at: input.occurred_at ?? now.toISOString(),
     payload_digest: input.payload_digest ?? null,
+    payload_ref: input.payload_ref ?? null,
+    policy: { revision: input.policy?.revision ?? null, risk: input.policy?.risk ?? null },
     redacted_summary: input.redacted_summary ?? {},
+    runtime: { adapter_version: input.runtime?.adapter_version ?? null, kind: input.runtime?.kind ?? null },
+    schema_version: ENVELOPE_SCHEMA_VERSION,
+    subject: {
+      action: input.subject?.action ?? null,
+      ...(input.subject?.kind ? { kind: input.subject.kind } : {}),
+      resource_ref: input.subject?.resource_ref ?? null,
+      tool: input.subject?.tool ?? null,
+    },
+    tenant_id: input.tenant_id ?? defaults.tenant_id,
+    type: input.type,
   };
 }
 

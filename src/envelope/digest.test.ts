@@ -49,6 +49,22 @@ describe('canonicalJson (RFC 8785)', () => {
     );
   });
 
+  it('equals it for values whose keys are already in order (the one-pass path: JSON.stringify)', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), (value) => {
+        // Parsed back from its canonical form, every object's keys are in order (integer-like keys aside).
+        const sorted = JSON.parse(canonicalize(value) as string) as unknown;
+        expect(canonicalJson(sorted)).toBe(canonicalize(sorted));
+      }),
+      { numRuns: 2000 },
+    );
+    // What the one pass must not take as it is: boxed primitives, a toJSON, and a lone surrogate.
+    const boxed = { a: new String('ab') };
+    expect(canonicalJson(boxed)).toBe(canonicalize(boxed));
+    expect(canonicalJson({ a: { toJSON: () => 'x' } })).toBe('{"a":"x"}');
+    expect(() => canonicalJson({ a: 'x\ud800' })).toThrow(CanonicalJsonError);
+  });
+
   it('equals it over full-Unicode strings and keys, and objects with toJSON', () => {
     const text = fc.string({ unit: 'grapheme', maxLength: 12 });
     const value = fc.dictionary(

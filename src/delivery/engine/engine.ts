@@ -169,9 +169,9 @@ export class DeliveryEngine {
    * enqueuing transaction, as a claim would, and it is to be written `claimed` with the lease a claim
    * gives, so no claimer (here or on another replica) takes it while it is in flight. Undefined when
    * it must wait for the normal claim: the engine is not running, the destination is neither a
-   * configured channel a claim would send as it is (known kind, valid config, no revocation mark) nor
-   * a module's own (`addSender`), as many such sends as the lanes' batches are in flight already, or
-   * the endpoint defers or refuses it (the claim then admits it again).
+   * configured channel a claim would send as it is (on SQLite: known kind, valid config, no revocation
+   * mark) nor a module's own (`addSender`), as many such sends as the lanes' batches are in flight
+   * already, or the endpoint defers or refuses it (the claim then admits it again).
    * `admitted` saves the endpoint's new state: the caller runs it once the row is inserted (a
    * duplicate row took nothing from the bucket).
    */
@@ -181,6 +181,10 @@ export class DeliveryEngine {
   ): Promise<{ leaseUntil: number; admitted: () => Promise<void> } | undefined> {
     if (!this.worker) return undefined;
     const configured = this.o.channels()[destination] !== undefined;
+    // On PostgreSQL the endpoint's row stays locked from here to the caller's commit: replicas' reports
+    // to one configured channel (the phone) would queue on it, so they keep the claim, whose lock is
+    // short. A module's own destination is one callback origin, rarely shared.
+    if (configured && tx.dialect !== 'sqlite') return undefined;
     if (configured ? !this.configuredSend(destination) : !this.o.dynamic?.(destination)) return undefined;
     // As many in flight as the lanes' batches at most: past that a flood waits for the claim.
     if (this.sending.size >= this.loops * this.batchSize) return undefined;
