@@ -25,6 +25,15 @@ export const FAST = {
   timeout_ms: 1_000,
 };
 
+/** Resolves once `check` holds, polling every 10 ms; throws after `ms`. */
+export async function eventually(check: () => Promise<boolean> | boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 export function message(eventId: string, title = 'Build finished'): Message {
   return { kind: 'progress', stage: 'done', severity: 'info', title, summary: 'all green', eventId };
 }

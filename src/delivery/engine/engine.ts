@@ -9,32 +9,23 @@ import type { EventLog } from '../../log/log.js';
 import type { Db } from '../../store/port.js';
 import type { DeliveryPolicies } from '../config.js';
 import type { DynamicSender } from '../port.js';
-import { BODY_EXCERPT_CHARS, deliveryEvent } from '../events.js';
+import { deliveryEvent } from '../events.js';
 import { attemptDelivery } from './attempt.js';
-import { deliveryKey, receiptOf } from './effects.js';
+import { deliveryKey } from './effects.js';
 import type { EffectsPort } from '../../effects/port.js';
 import {
   asksFirst,
   DEDUP_CHANNEL_TYPES,
   type Finished,
-  errorOf,
   keepTrying,
-  nextAt,
   parseMessage,
   refusal,
-  settle,
 } from './settle.js';
-import { admitGroup, breakerLevel, loadEndpoint, recordGroup, saveEndpoint } from './endpoint.js';
+import { admitGroup, loadEndpoint, saveEndpoint } from './endpoint.js';
 import type { DeliveryMetrics } from './metrics.js';
-import {
-  credentialFingerprint,
-  restoredEvent,
-  revocationOf,
-  revokedEvent,
-  revokedRefusal,
-} from './revoked.js';
+import { credentialFingerprint, restoredEvent, revokedRefusal } from './revoked.js';
+import { type Recorded, recordBatch } from './record.js';
 import * as q from './sql.js';
-import { prefix } from '../../text/index.js';
 
 /**
  * The delivery workers: one kernel worker with `loops` lanes. Each pass claims a batch of due rows
@@ -110,9 +101,6 @@ interface Prepared {
   config: unknown;
   message: Message;
 }
-
-/** Rows per settle statement (8 parameters each, well under SQLite's bound-parameter limit). */
-const FINISH_CHUNK = 200;
 
 export class DeliveryEngine {
   private readonly batchSize: number;
@@ -552,94 +540,15 @@ export class DeliveryEngine {
     claimNext?: true,
   ): Promise<undefined | { prepared: Prepared[]; full: boolean }> {
     const now = this.o.now();
-    const types: string[] = [];
-    const levels = new Map<string, number>();
-    const effects = this.o.effects?.();
+    let written: Recorded | undefined;
     let next: Claimed | undefined;
     await this.o.db.tx(async (tx) => {
-      const inputs: EnvelopeInput[] = [];
-      const finished: Parameters<typeof q.finishDeliveries>[0][number][] = [];
-      const receipts: NonNullable<ReturnType<typeof receiptOf>>[] = [];
-      const byDest = new Map<string, Finished[]>();
-      for (const f of batch) byDest.set(f.row.destination, [...(byDest.get(f.row.destination) ?? []), f]);
-      for (const dest of [...byDest.keys()].sort()) {
-        const group = byDest.get(dest) ?? [];
-        const sent = group.filter((f) => f.attempt > Number(f.row.attempts));
-        if (sent.length > 0) {
-          const state = await loadEndpoint(tx, dest, now, this.o.policies);
-          const { state: next, disabledNow } = recordGroup(
-            state,
-            sent.map((f) => f.outcome),
-            now,
-            this.o.policies,
-          );
-          await saveEndpoint(tx, dest, next, now);
-          levels.set(dest, breakerLevel(next));
-          if (disabledNow)
-            inputs.push({
-              type: 'integration.endpoint.disabled',
-              redacted_summary: { destination: dest, breaker: next.breaker.state },
-            });
-        }
-        for (const f of group) {
-          const { status, event } = settle(f);
-          const revoked =
-            f.attempt > Number(f.row.attempts)
-              ? revocationOf(f.row.channel_type, f.outcome, f.result)
-              : undefined;
-          const entry = revoked ? this.o.channels()[dest] : undefined;
-          if (revoked && entry) {
-            const marked = await tx.query(
-              q.markChannelRevoked({
-                destination: dest,
-                channelType: f.row.channel_type,
-                reason: revoked,
-                fingerprint: credentialFingerprint(entry, this.o.secret),
-                since: now,
-                eventId: f.row.event_id,
-              }),
-            );
-            if (marked.length > 0)
-              inputs.push(
-                revokedEvent(dest, f.row.channel_type, revoked, {
-                  event_id: f.row.event_id,
-                  correlation_id: f.row.correlation_id,
-                  delivery_id: f.row.id,
-                }),
-              );
-          }
-          finished.push({
-            id: f.row.id,
-            status,
-            attempts: f.attempt,
-            nextAttemptAt: nextAt(f.outcome, f.row, now),
-            lastStatus: f.result.status ?? null,
-            lastError: errorOf(f.outcome),
-            lastResponse:
-              f.outcome.kind === 'ok' || !f.result.body ? null : prefix(f.result.body, BODY_EXCERPT_CHARS),
-          });
-          inputs.push(event);
-          const receipt = effects && receiptOf(f, status);
-          if (receipt) receipts.push(receipt);
-          this.o.metrics?.outcomes.inc({
-            destination: dest,
-            outcome: status === 'reconcile' ? 'reconcile' : f.outcome.kind,
-          });
-        }
-      }
-      // The batch's rows in one statement per chunk, and its receipts in two (issue 13: one settle per pass).
-      for (let i = 0; i < finished.length; i += FINISH_CHUNK)
-        await tx.query(q.finishDeliveries(finished.slice(i, i + FINISH_CHUNK), now));
-      if (effects && receipts.length > 0) {
-        if (effects.receiptedMany) await effects.receiptedMany(receipts, tx);
-        else for (const r of receipts) await effects.receipted(r.key, r.receipt, tx);
-      }
-      await this.o.log.appendMany(inputs, tx);
-      for (const i of inputs) types.push(i.type);
+      written = await recordBatch(tx, batch, now, this.o);
       if (claimNext) next = await this.claimIn(tx, now);
     });
-    for (const [dest, level] of levels) this.o.metrics?.breaker.set({ destination: dest }, level);
-    this.appended(types);
+    for (const [dest, level] of written?.levels ?? [])
+      this.o.metrics?.breaker.set({ destination: dest }, level);
+    this.appended(written?.types ?? []);
     return next ? this.claimed(next) : undefined;
   }
 

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { dialects } from '../../store/testing.js';
 import {
+  eventually,
   type Harness,
   harness,
   message,
@@ -48,19 +49,11 @@ describe.each(await dialects())('a configured channel sent at enqueue on %s', (d
     return { h, rx, sendLeased, enqueueNow };
   }
 
-  async function until(check: () => Promise<boolean> | boolean, ms = 5000): Promise<void> {
-    const end = Date.now() + ms;
-    while (!(await check())) {
-      if (Date.now() > end) throw new Error('timed out');
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
-
   it('sends the row right after the commit (SQLite; the claim on PostgreSQL), signed, and records it as a claimed row is recorded', async () => {
     const { h, rx, sendLeased, enqueueNow } = await setup();
     const { eventId, id } = await enqueueNow();
     // PostgreSQL: the enqueue's after-commit wake has a lane claim it.
-    await until(async () => (await h.rows())[0]?.status === 'succeeded');
+    await eventually(async () => (await h.rows())[0]?.status === 'succeeded');
     expect(sendLeased).toHaveBeenCalledTimes(sentAtEnqueue ? 1 : 0);
     if (sentAtEnqueue) expect(sendLeased.mock.calls[0]![0]).toMatchObject({ id, status: 'claimed' });
     expect(rx.badSignatures).toBe(0);
@@ -82,7 +75,7 @@ describe.each(await dialects())('a configured channel sent at enqueue on %s', (d
     });
     const { eventId } = await enqueueNow();
     // The enqueue's after-commit wake has a lane claim it: the claim clears the mark and sends.
-    await until(async () => (await h.rows())[0]?.status === 'succeeded');
+    await eventually(async () => (await h.rows())[0]?.status === 'succeeded');
     expect(sendLeased).not.toHaveBeenCalled();
     expect(rx.byId.get(eventId)).toBe(1);
     expect((await h.events('integration.credential')).map((e) => e.type)).toEqual([

@@ -7,6 +7,7 @@ import type { DynamicSender } from '../port.js';
 import { DeliveryEngine } from './engine.js';
 import { createDeliveryService, type ServiceDeps } from './service.js';
 import type { DeliveryRow } from './sql.js';
+import { eventually } from '../testing.js';
 
 /**
  * `enqueueNow`: a row this process enqueues is sent right after the enqueuing commit, with no claim in
@@ -100,14 +101,6 @@ describe.each(await dialects())('a delivery sent at its enqueue on %s', (dialect
     return { e, enqueue, rows };
   }
 
-  async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
-    const end = Date.now() + ms;
-    while (!(await check())) {
-      if (Date.now() > end) throw new Error('timed out');
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
-
   it('sends the row right after the commit, and no claim takes it while the send is in flight', async () => {
     const s = gatedSender();
     const { e, enqueue, rows } = await setup(s.sender);
@@ -119,7 +112,7 @@ describe.each(await dialects())('a delivery sent at its enqueue on %s', (dialect
     expect(Number(row!.lease_until)).toBeGreaterThan(Date.now());
     expect(await e.runOnce()).toBe(0);
     s.release();
-    await until(async () => (await rows())[0]?.status === 'succeeded');
+    await eventually(async () => (await rows())[0]?.status === 'succeeded');
     expect(Number((await rows())[0]!.attempts)).toBe(1);
     expect(s.sent).toHaveLength(1);
   });
