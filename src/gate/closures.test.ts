@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { benchRules } from '../../bench/gate.js';
 import { celClosure, UNSURE } from '../cel/closures.js';
@@ -238,20 +239,22 @@ describe('rule conditions as closures', () => {
       const closure = celClosure((compiled.program as { ast?: unknown }).ast, CLOSURE_FUNCTIONS);
       if (!closure) continue;
       closures++;
-      for (let n = 0; n < 500; n++) {
+      for (let n = 0; n < 300; n++) {
         const c = contextOf(r);
         const reference = run(compiled.program, c);
         const fast = closure(c);
         runs++;
         if (fast === UNSURE) continue;
         sure++;
+        // expect() only on a difference: its matcher costs more than both evaluations together.
+        if (isDeepStrictEqual({ value: fast }, reference)) continue;
         expect({ expression, outcome: { value: fast } }).toEqual({ expression, outcome: reference });
       }
     }
     // The test means something only if most conditions have a closure that is mostly sure.
     expect(closures).toBeGreaterThan(CORPUS.length * 0.8);
     expect(sure / runs).toBeGreaterThan(0.3);
-  });
+  }, 60_000);
 
   it('leave a condition they do not model to cel-js: timestamps, indexing, map literals', () => {
     for (const expression of [
