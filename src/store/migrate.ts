@@ -42,31 +42,61 @@ export function loadMigrations(dialect: Dialect, folders: readonly MigrationFold
   return out.sort((a, b) => a.version - b.version);
 }
 
-/** Applies every migration not yet applied, each in its own transaction; returns the versions applied. */
+/**
+ * Applies every migration not yet applied, all in one transaction: a start-up applies every pending
+ * migration or, when one fails (named in the error), none. On PostgreSQL the transaction holds an
+ * advisory lock keyed by the schema, so replicas starting together on one schema apply each migration
+ * once while stores in other schemas migrate side by side. Up to date, it costs two reads and no
+ * transaction. Returns the versions applied.
+ */
 export async function migrate(db: Db, folders: readonly MigrationFolder[]): Promise<number[]> {
-  await db.query({
-    text: `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`,
-  });
-  const applied: number[] = [];
-  for (const m of loadMigrations(db.dialect, folders)) {
-    const done = await db.tx(async (tx) => {
-      // Several replicas may start at once on PostgreSQL: one applies, the others wait and skip.
-      if (tx.dialect === 'postgres') await tx.query({ text: 'SELECT pg_advisory_xact_lock(72616732)' });
-      const seen = await tx.query({
-        text: 'SELECT 1 FROM schema_migrations WHERE version = $1',
-        values: [m.version],
-      });
-      if (seen.length > 0) return false;
-      await tx.query({ text: m.sql, script: true });
-      await tx.query({
-        text: 'INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)',
-        values: [m.version, m.name, Date.now()],
-      });
-      return true;
+  const all = loadMigrations(db.dialect, folders);
+  const before = await appliedVersions(db);
+  if (before && all.every((m) => before.has(m.version))) return [];
+  return db.tx(async (tx) => {
+    if (tx.dialect === 'postgres')
+      await tx.query({ text: 'SELECT pg_advisory_xact_lock(72616732, hashtext(current_schema()))' });
+    await tx.query({
+      text: `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`,
     });
-    if (done) applied.push(m.version);
-  }
-  return applied;
+    // Read again under the lock: another replica may have applied some meanwhile.
+    const seen = (await appliedVersions(tx)) ?? new Set<number>();
+    const pending = all.filter((m) => !seen.has(m.version));
+    for (const m of pending) {
+      try {
+        await tx.query({ text: m.sql, script: true });
+      } catch (err) {
+        (err as Error).message =
+          `migration ${String(m.version).padStart(4, '0')}_${m.name}: ${(err as Error).message}`;
+        throw err;
+      }
+    }
+    if (pending.length > 0) {
+      const now = Date.now();
+      await tx.query({
+        text: `INSERT INTO schema_migrations (version, name, applied_at) VALUES ${pending
+          .map((_, i) => `($${3 * i + 1}, $${3 * i + 2}, $${3 * i + 3})`)
+          .join(', ')}`,
+        values: pending.flatMap((m) => [m.version, m.name, now]),
+      });
+    }
+    return pending.map((m) => m.version);
+  });
+}
+
+/** The versions recorded in `schema_migrations`, or undefined while the table does not exist. */
+async function appliedVersions(db: Db): Promise<Set<number> | undefined> {
+  const exists = await db.query({
+    text:
+      db.dialect === 'postgres'
+        ? "SELECT 1 WHERE to_regclass('schema_migrations') IS NOT NULL"
+        : "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
+  });
+  if (exists.length === 0) return undefined;
+  const rows = await db.query<{ version: number | string }>({
+    text: 'SELECT version FROM schema_migrations',
+  });
+  return new Set(rows.map((r) => Number(r.version)));
 }
 
 export async function schemaVersion(db: Db): Promise<number> {

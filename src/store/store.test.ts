@@ -1,11 +1,26 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dialects, freshStore, type TestStore } from './testing.js';
+import { dialects, freshStore, PG_URL, type TestStore } from './testing.js';
 import { AppError } from '../errors/index.js';
 import { appMigrations } from '../server/modules.js';
 import { loadMigrations, migrate, schemaVersion } from './migrate.js';
 import { PostgresDb } from './postgres.js';
 
 const DIALECTS = await dialects();
+
+/** A migration folder holding the same files for both dialects. */
+function migrationFolder(files: Record<string, string>): URL {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-mig-'));
+  for (const dialect of ['sqlite', 'postgres']) {
+    mkdirSync(join(dir, dialect));
+    for (const [name, sql] of Object.entries(files)) writeFileSync(join(dir, dialect, name), sql);
+  }
+  return pathToFileURL(`${dir}/`);
+}
 
 describe('migrations', () => {
   it('holds the same numbered versions for SQLite and PostgreSQL', () => {
@@ -28,6 +43,49 @@ describe.each(DIALECTS)('store contract on %s', (dialect) => {
     expect(await schemaVersion(store.db)).toBe(latest);
     expect(await migrate(store.db, appMigrations())).toEqual([]);
   });
+
+  it('applies pending migrations all or none, naming the one that failed', async () => {
+    store = await freshStore(dialect);
+    const folder = migrationFolder({
+      '9980_first.sql': 'CREATE TABLE mig_first (id INTEGER PRIMARY KEY);',
+      '9981_broken.sql': 'CREATE TABLE mig_second (id INTEGER PRIMARY KEY); CREATE TABL oops;',
+    });
+    await expect(migrate(store.db, [folder])).rejects.toThrow(/^migration 9981_broken: /);
+    const tables = await store.db.query({
+      text:
+        dialect === 'postgres'
+          ? "SELECT 1 WHERE to_regclass('mig_first') IS NOT NULL OR to_regclass('mig_second') IS NOT NULL"
+          : "SELECT 1 FROM sqlite_master WHERE name IN ('mig_first', 'mig_second')",
+    });
+    expect(tables).toEqual([]);
+    const recorded = await store.db.query({
+      text: 'SELECT version FROM schema_migrations WHERE version >= 9980',
+    });
+    expect(recorded).toEqual([]);
+  });
+
+  it.runIf(dialect === 'postgres')(
+    'lets two replicas migrate one new schema at once, each migration applied once',
+    async () => {
+      store = await freshStore(dialect);
+      const schema = `${store.location}_b`;
+      const a = await new PostgresDb({ url: PG_URL, schema, max: 2 }).open();
+      const b = await new PostgresDb({ url: PG_URL, schema, max: 2 }).open();
+      try {
+        const [x, y] = await Promise.all([migrate(a, appMigrations()), migrate(b, appMigrations())]);
+        const all = loadMigrations('postgres', appMigrations()).map((m) => m.version);
+        expect([...x, ...y].sort((p, q) => p - q)).toEqual(all);
+        expect(await schemaVersion(a)).toBe(Math.max(...all));
+      } finally {
+        await a.close();
+        await b.close();
+        const admin = new pg.Client({ connectionString: PG_URL });
+        await admin.connect();
+        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await admin.end();
+      }
+    },
+  );
 
   it('binds $n placeholders in order, including a repeated one', async () => {
     store = await freshStore(dialect);
