@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
+import { Spawner, type Spawned } from './spawner.js';
 
 export type Exit =
   | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null }
-  | { kind: 'spawn_failed'; error: string };
+  | { kind: 'spawn_failed'; error: string }
+  /** The spawner helper that would have reported the exit died first (src/tasks/spawner.ts). */
+  | { kind: 'lost'; error: string };
 
 export interface ProcessSpec {
   argv: string[];
@@ -25,12 +28,50 @@ export interface AgentProcess {
 
 export type Started = { ok: true; process: AgentProcess } | { ok: false; error: string };
 
+/** Where processes are forked: the spawner helper (the default), or the gateway itself. */
+export type SpawnFrom = 'helper' | 'inline';
+
+const spawner = new Spawner();
+
 /**
  * Starts the agent: no shell, its own process group (so a kill reaches the tools it started), the
  * input file itself as its stdin and log files in the work dir as its output: no pipes, so nothing on
- * the event loop feeds or drains them while the task's start is being recorded.
+ * the event loop feeds or drains them while the task's start is being recorded. Forked by the spawner
+ * helper unless `from` is `inline` (src/tasks/spawner.ts says why).
  */
-export async function startProcess(spec: ProcessSpec): Promise<Started> {
+export async function startProcess(spec: ProcessSpec, from: SpawnFrom = 'helper'): Promise<Started> {
+  const spawned = await (from === 'helper' ? spawner.spawn(spec) : spawnInline(spec));
+  if (!spawned.ok) return spawned;
+  const { pid, exited } = spawned;
+  let done = false;
+  void exited.then(() => {
+    done = true;
+  });
+  return {
+    ok: true,
+    process: {
+      pid,
+      exited,
+      terminate(graceMs) {
+        if (done) return;
+        signalGroup(pid, 'SIGTERM');
+        const t = setTimeout(() => {
+          if (!done) signalGroup(pid, 'SIGKILL');
+        }, graceMs);
+        t.unref();
+        void exited.then(() => clearTimeout(t));
+      },
+    },
+  };
+}
+
+/** Stops the spawner helper (running agents keep running); the next start forks a new one. */
+export function closeSpawner(): void {
+  spawner.close();
+}
+
+/** The fork from the gateway's own process: what the helper does, here. */
+async function spawnInline(spec: ProcessSpec): Promise<Spawned> {
   const fds: number[] = [];
   let child: ReturnType<typeof spawn>;
   try {
@@ -59,30 +100,10 @@ export async function startProcess(spec: ProcessSpec): Promise<Started> {
     const why = await exited;
     return {
       ok: false,
-      error: `could not start ${spec.argv[0]}: ${why.kind === 'spawn_failed' ? why.error : 'exited'}`,
+      error: `could not start ${spec.argv[0]}: ${why.kind === 'exited' ? 'exited' : why.error}`,
     };
   }
-  const pid = child.pid;
-  let done = false;
-  void exited.then(() => {
-    done = true;
-  });
-  return {
-    ok: true,
-    process: {
-      pid,
-      exited,
-      terminate(graceMs) {
-        if (done) return;
-        signalGroup(pid, 'SIGTERM');
-        const t = setTimeout(() => {
-          if (!done) signalGroup(pid, 'SIGKILL');
-        }, graceMs);
-        t.unref();
-        void exited.then(() => clearTimeout(t));
-      },
-    },
-  };
+  return { ok: true, pid: child.pid, exited };
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
