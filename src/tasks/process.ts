@@ -40,7 +40,7 @@ const spawner = new Spawner();
  * helper unless `from` is `inline` (src/tasks/spawner.ts says why).
  */
 export async function startProcess(spec: ProcessSpec, from: SpawnFrom = 'helper'): Promise<Started> {
-  const spawned = await (from === 'helper' ? spawner.spawn(spec) : spawnInline(spec));
+  const spawned = await (from === 'helper' && spawner.available ? spawner.spawn(spec) : spawnInline(spec));
   if (!spawned.ok) return spawned;
   const { pid, exited } = spawned;
   let done = false;
@@ -63,11 +63,6 @@ export async function startProcess(spec: ProcessSpec, from: SpawnFrom = 'helper'
       },
     },
   };
-}
-
-/** Stops the spawner helper (running agents keep running); the next start forks a new one. */
-export function closeSpawner(): void {
-  spawner.close();
 }
 
 /** The fork from the gateway's own process: what the helper does, here. */

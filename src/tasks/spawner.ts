@@ -1,4 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Exit, ProcessSpec } from './process.js';
 
@@ -66,6 +67,11 @@ export class Spawner {
     });
   }
 
+  /** Whether the helper's script is there (a build without its assets forks from the gateway). */
+  get available(): boolean {
+    return existsSync(SCRIPT);
+  }
+
   /** Stops the helper (children keep running, detached); the next spawn forks a new one. */
   close(): void {
     this.helper?.disconnect();
@@ -84,18 +90,20 @@ export class Spawner {
         entry.exit({ kind: 'exited', code: m.code, signal: m.signal });
       } else entry.answer?.(m.t === 'spawned' ? { pid: m.pid } : { error: m.error });
     });
-    helper.on('error', () => {});
-    helper.once('exit', (code, signal) => {
-      if (this.helper === helper) this.helper = undefined;
-      const why = `the spawner helper exited (${signal ?? `code ${code}`})`;
+    // A helper that could not be started has an 'error' and no 'exit'; either ends it here. A listener
+    // stays on 'error' for good: a send to a helper that just died emits one too.
+    helper.on('error', (err) => gone(`the spawner helper failed: ${err.message}`));
+    helper.once('exit', (code, signal) => gone(`the spawner helper exited (${signal ?? `code ${code}`})`));
+    const gone = (why: string) => {
+      if (this.helper !== helper) return;
+      this.helper = undefined;
       for (const [id, entry] of this.entries) {
         if (entry.answer) {
           this.entries.delete(id);
           entry.answer({ error: `could not start the agent process: ${why} before it answered` });
         } else if (entry.pid !== undefined) this.watch(id, entry, why);
       }
-      this.hold();
-    });
+    };
     this.helper = helper;
     return helper;
   }
