@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { Spawner, type Spawned } from './spawner.js';
+import { type Spawned, Spawner } from './spawner.js';
+
+export { pidAlive } from './spawner.js';
 
 export type Exit =
   | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null }
@@ -110,15 +112,5 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
     } catch {
       // Already gone.
     }
-  }
-}
-
-/** Whether a process with this pid exists on this host (signal 0 checks without sending). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -113,7 +113,7 @@ export class Spawner {
     this.entries.delete(id);
     const pid = entry.pid!;
     const t = setInterval(() => {
-      if (alive(pid)) return;
+      if (pidAlive(pid)) return;
       clearInterval(t);
       entry.exit({ kind: 'lost', error: `${why}; the agent process's exit code is unknown` });
     }, LOST_POLL_MS);
@@ -133,7 +133,8 @@ export class Spawner {
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists on this host (signal 0 checks without sending). */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
