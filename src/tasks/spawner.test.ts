@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ProcessSpec } from './process.js';
+import { type ProcessSpec, startProcess } from './process.js';
 import { Spawner } from './spawner.js';
 
 const BUILT = fileURLToPath(new URL('../../dist/tasks/process.js', import.meta.url));
@@ -127,4 +127,17 @@ describe('the spawner helper', () => {
       expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
     },
   );
+
+  it('answers as the fork from the gateway itself does, which startProcess keeps for a build without the script', async () => {
+    for (const from of ['helper', 'inline'] as const) {
+      const ran = await startProcess(spec('process.exit(5)'), from);
+      if (!ran.ok) throw new Error(ran.error);
+      expect(await ran.process.exited).toEqual({ kind: 'exited', code: 5, signal: null });
+      const missing = await startProcess({ ...spec(''), argv: [join(dir, 'nope')] }, from);
+      expect(missing).toEqual({
+        ok: false,
+        error: `could not start ${join(dir, 'nope')}: spawn ${join(dir, 'nope')} ENOENT`,
+      });
+    }
+  });
 });
