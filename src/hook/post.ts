@@ -1,5 +1,4 @@
 import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 
 export type PostOutcome =
   | { kind: 'answered'; status: number; body: string }
@@ -7,14 +6,17 @@ export type PostOutcome =
 
 /**
  * One POST with a hard deadline covering connect, send and the whole reply. node:http rather than
- * fetch: fetch loads undici on first use, which costs the bridge more start-up than the request itself.
+ * fetch: fetch loads undici on first use, which costs the bridge more start-up than the request itself;
+ * node:https (and TLS with it, ~3 ms of the bridge's start-up) is loaded only for an https URL.
  */
-export function post(
+export async function post(
   url: URL,
   body: Uint8Array,
   headers: Record<string, string>,
   timeoutMs: number,
 ): Promise<PostOutcome> {
+  const started = Date.now();
+  const send = url.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
   return new Promise((resolve) => {
     let settled = false;
     const done = (outcome: PostOutcome) => {
@@ -23,16 +25,18 @@ export function post(
       clearTimeout(timer);
       resolve(outcome);
     };
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = send(url, {
       method: 'POST',
       agent: false,
       headers: { ...headers, 'content-length': String(body.byteLength) },
     });
-    const timer = setTimeout(() => {
-      done({ kind: 'failed', why: `no answer within ${timeoutMs} ms` });
-      req.destroy();
-    }, timeoutMs);
+    const timer = setTimeout(
+      () => {
+        done({ kind: 'failed', why: `no answer within ${timeoutMs} ms` });
+        req.destroy();
+      },
+      Math.max(0, timeoutMs - (Date.now() - started)),
+    );
     req.on('error', (err: NodeJS.ErrnoException) =>
       done({ kind: 'failed', why: err.message || String(err.code) }),
     );
