@@ -41,7 +41,7 @@ export interface SqliteOptions {
    */
   syncFile?: SyncFile;
   /**
-   * The inline writer's checkpoints run in a thread once the WAL first grows past 4 MB
+   * The inline writer's checkpoints run in a thread once the WAL first grows past 2 MB
    * (`checkpointer.ts`); `false` leaves them to SQLite, inside the COMMIT that crosses 1,000 pages.
    */
   checkpoints?: CheckpointerOptions | false;
