@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dialects } from '../store/testing.js';
 import { AppError } from '../errors/index.js';
@@ -53,6 +53,30 @@ describe.each(await dialects())('launching command tasks (%s)', (dialect) => {
     expect(r.env.SWITCHBOARD_VAULT_KEY).toBeUndefined();
     // The task's key died with the task.
     expect(h.t.services.keys.resolve(r.env.SWITCHBOARD_KEY!)).toBeUndefined();
+  });
+
+  it('fails the task with its exit code unknown when the spawner helper dies while the agent runs', async () => {
+    const view = await h.runner.launch(
+      await launchRequest(h, { type: 'command', command: agentCommand('hang') }),
+    );
+    const pid = Number((await h.runner.row(view.id))?.pid);
+    // The agent's parent is the helper (src/tasks/spawner.ts); field 4 of /proc/<pid>/stat.
+    const helper = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+    expect(helper).not.toBe(process.pid);
+    process.kill(helper, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await h.runner.get(view.id))?.state).toBe('working');
+    process.kill(-pid, 'SIGKILL');
+    const done = await settled(h.runner, view.id);
+    expect(done.state).toBe('failed');
+    expect((await h.runner.row(view.id))?.error).toBe(
+      "the spawner helper exited (SIGKILL); the agent process's exit code is unknown",
+    );
+    // The next launch forks a new helper.
+    const next = await h.runner.launch(
+      await launchRequest(h, { type: 'command', command: agentCommand('ok') }),
+    );
+    expect((await settled(h.runner, next.id)).state).toBe('completed');
   });
 
   it('appends submitted, started and completed, caused by the launch event and in its correlation', async () => {
