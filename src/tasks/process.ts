@@ -1,13 +1,9 @@
-import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
-import { join } from 'node:path';
-import { type Spawned, Spawner } from './spawner.js';
+import { Spawner, spawnInline } from './spawner.js';
 
 export { pidAlive } from './spawner.js';
 
 export type Exit =
   | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null }
-  | { kind: 'spawn_failed'; error: string }
   /** The spawner helper that would have reported the exit died first (src/tasks/spawner.ts). */
   | { kind: 'lost'; error: string };
 
@@ -42,7 +38,7 @@ const spawner = new Spawner();
  * helper unless `from` is `inline` (src/tasks/spawner.ts says why).
  */
 export async function startProcess(spec: ProcessSpec, from: SpawnFrom = 'helper'): Promise<Started> {
-  const spawned = await (from === 'helper' && spawner.available ? spawner.spawn(spec) : spawnInline(spec));
+  const spawned = await (from === 'helper' ? spawner.spawn(spec) : spawnInline(spec));
   if (!spawned.ok) return spawned;
   const { pid, exited } = spawned;
   let done = false;
@@ -65,42 +61,6 @@ export async function startProcess(spec: ProcessSpec, from: SpawnFrom = 'helper'
       },
     },
   };
-}
-
-/** The fork from the gateway's own process: what the helper does, here. */
-async function spawnInline(spec: ProcessSpec): Promise<Spawned> {
-  const fds: number[] = [];
-  let child: ReturnType<typeof spawn>;
-  try {
-    fds.push(openSync(spec.stdinFile, 'r'));
-    fds.push(openSync(join(spec.logDir, 'stdout.log'), 'a', 0o600));
-    fds.push(openSync(join(spec.logDir, 'stderr.log'), 'a', 0o600));
-    child = spawn(spec.argv[0]!, spec.argv.slice(1), {
-      cwd: spec.cwd,
-      env: spec.env,
-      shell: false,
-      detached: true,
-      stdio: fds,
-    });
-  } catch (e) {
-    return { ok: false, error: `could not start ${spec.argv[0]}: ${(e as Error).message}` };
-  } finally {
-    for (const fd of fds) closeSync(fd);
-  }
-  const exited = new Promise<Exit>((resolve) => {
-    child.once('error', (e) => resolve({ kind: 'spawn_failed', error: e.message }));
-    child.once('exit', (code, signal) => resolve({ kind: 'exited', code, signal }));
-  });
-  // Spawn returns with a pid if and only if the process started, its exec included (libuv reports an
-  // exec failure before it returns): one that failed has none, and its 'error' says why.
-  if (child.pid === undefined) {
-    const why = await exited;
-    return {
-      ok: false,
-      error: `could not start ${spec.argv[0]}: ${why.kind === 'exited' ? 'exited' : why.error}`,
-    };
-  }
-  return { ok: true, pid: child.pid, exited };
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {

@@ -532,7 +532,6 @@ export class TaskRunner implements TaskService {
 }
 
 function exitReason(exit: Exit): string {
-  if (exit.kind === 'spawn_failed') return `the agent process failed: ${exit.error}`;
   if (exit.kind === 'lost') return exit.error;
   if (exit.signal) return `the agent process was killed by ${exit.signal}`;
   return `the agent process exited with code ${exit.code}`;

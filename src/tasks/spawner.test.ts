@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ProcessSpec, startProcess } from './process.js';
 import { Spawner } from './spawner.js';
+import { waitFor } from './testing.js';
 
 const BUILT = fileURLToPath(new URL('../../dist/tasks/process.js', import.meta.url));
 
@@ -30,14 +31,6 @@ const spec = (script: string, env: Record<string, string> = {}): ProcessSpec => 
   logDir: dir,
 });
 const stdout = () => readFileSync(join(dir, 'stdout.log'), 'utf8');
-
-async function until(check: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('the spawner helper', () => {
   it('forks the agent itself, hands it the input as stdin and exactly its env, and reports its exit code', async () => {
@@ -82,7 +75,7 @@ describe('the spawner helper', () => {
   it('watches a running child by its pid once the helper dies, and forks a new helper for the next', async () => {
     const s = await spawner.spawn(spec('console.log(process.ppid); setTimeout(() => {}, 400)'));
     if (!s.ok) throw new Error(s.error);
-    await until(() => stdout().trim().length > 0);
+    await waitFor(() => stdout().trim().length > 0);
     const helper = Number(stdout().trim());
     process.kill(helper, 'SIGKILL');
     const exit = await s.exited;
@@ -128,7 +121,7 @@ describe('the spawner helper', () => {
     },
   );
 
-  it('answers as the fork from the gateway itself does, which startProcess keeps for a build without the script', async () => {
+  it('answers as the fork from the gateway itself does (startProcess(spec, "inline"))', async () => {
     for (const from of ['helper', 'inline'] as const) {
       const ran = await startProcess(spec('process.exit(5)'), from);
       if (!ran.ok) throw new Error(ran.error);

@@ -1,5 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Exit, ProcessSpec } from './process.js';
 
@@ -9,6 +9,27 @@ const LOST_POLL_MS = 250;
 
 type Reply = { t: 'spawned'; id: number; pid: number } | { t: 'failed'; id: number; error: string };
 type ExitReport = { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null };
+type Report = Reply | ExitReport;
+
+/** The helper's own start of one agent, run here for `startProcess(spec, 'inline')`. */
+const { startAgent } = createRequire(import.meta.url)(SCRIPT) as {
+  startAgent(m: ProcessSpec & { id: number }, report: (r: Report) => void): void;
+};
+
+/** The fork from the gateway's own process: what the helper does, here. */
+export function spawnInline(spec: ProcessSpec): Promise<Spawned> {
+  let exit!: (e: Exit) => void;
+  const exited = new Promise<Exit>((r) => {
+    exit = r;
+  });
+  return new Promise((resolve) =>
+    startAgent({ id: 0, ...spec }, (r) => {
+      if (r.t === 'spawned') resolve({ ok: true, pid: r.pid, exited });
+      else if (r.t === 'failed') resolve({ ok: false, error: r.error });
+      else exit({ kind: 'exited', code: r.code, signal: r.signal });
+    }),
+  );
+}
 
 interface Entry {
   /** Set until the helper has answered the spawn. */
@@ -67,11 +88,6 @@ export class Spawner {
     });
   }
 
-  /** Whether the helper's script is there (a build without its assets forks from the gateway). */
-  get available(): boolean {
-    return existsSync(SCRIPT);
-  }
-
   /** Stops the helper (children keep running, detached); the next spawn forks a new one. */
   close(): void {
     this.helper?.disconnect();
@@ -81,7 +97,7 @@ export class Spawner {
     // A clean environment and no execArgv: the gateway's flags (a profiler, --expose-gc) and secrets
     // are not the helper's; each child gets exactly the environment of its spec.
     const helper = fork(SCRIPT, [], { env: {}, execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    helper.on('message', (m: Reply | ExitReport) => {
+    helper.on('message', (m: Report) => {
       const entry = this.entries.get(m.id);
       if (!entry) return;
       if (m.t === 'exit') {

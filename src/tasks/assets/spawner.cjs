@@ -2,7 +2,8 @@
 // over its IPC channel, to start agent processes. Forking copies the parent's page tables, so a spawn
 // from the gateway (150–200 MB) blocks its event loop for 5–8 ms; from this process (~40 MB) it takes
 // about 1 ms and blocks nothing of the gateway. Plain CommonJS so the same file runs under the test
-// runner (from src/) and from the build (copied to dist/ by scripts/copy-assets.mjs).
+// runner (from src/) and from the build (copied to dist/ by scripts/copy-assets.mjs). `startAgent` is
+// also what `startProcess(spec, 'inline')` runs in the gateway itself (src/tasks/process.ts).
 //
 // In:  { t: 'spawn', id, argv, cwd, env, stdinFile, logDir }
 // Out: { t: 'spawned', id, pid } | { t: 'failed', id, error } | { t: 'exit', id, code, signal }
@@ -11,7 +12,11 @@ const { spawn } = require('node:child_process');
 const { closeSync, openSync } = require('node:fs');
 const { join } = require('node:path');
 
-function start(m) {
+/**
+ * Starts one agent: no shell, its own process group, the input file as stdin and log files as its
+ * output (no pipes). Reports `spawned` or `failed`, then `exit`, through `report`.
+ */
+function startAgent(m, report) {
   const fds = [];
   let child;
   try {
@@ -26,7 +31,7 @@ function start(m) {
       stdio: fds,
     });
   } catch (e) {
-    send({ t: 'failed', id: m.id, error: `could not start ${m.argv[0]}: ${e.message}` });
+    report({ t: 'failed', id: m.id, error: `could not start ${m.argv[0]}: ${e.message}` });
     return;
   } finally {
     for (const fd of fds) closeSync(fd);
@@ -34,13 +39,13 @@ function start(m) {
   // libuv reports an exec failure before spawn returns: such a child has no pid, and its 'error' says why.
   if (child.pid === undefined) {
     child.once('error', (e) =>
-      send({ t: 'failed', id: m.id, error: `could not start ${m.argv[0]}: ${e.message}` }),
+      report({ t: 'failed', id: m.id, error: `could not start ${m.argv[0]}: ${e.message}` }),
     );
     return;
   }
   child.once('error', () => {});
-  child.once('exit', (code, signal) => send({ t: 'exit', id: m.id, code, signal }));
-  send({ t: 'spawned', id: m.id, pid: child.pid });
+  child.once('exit', (code, signal) => report({ t: 'exit', id: m.id, code, signal }));
+  report({ t: 'spawned', id: m.id, pid: child.pid });
 }
 
 function send(message) {
@@ -48,8 +53,12 @@ function send(message) {
   if (process.connected) process.send(message);
 }
 
-process.on('message', (m) => {
-  if (m && m.t === 'spawn') start(m);
-});
-// The gateway exited or closed the channel: nothing is left to report to.
-process.on('disconnect', () => process.exit(0));
+module.exports = { startAgent };
+
+if (require.main === module) {
+  process.on('message', (m) => {
+    if (m && m.t === 'spawn') startAgent(m, send);
+  });
+  // The gateway exited or closed the channel: nothing is left to report to.
+  process.on('disconnect', () => process.exit(0));
+}
