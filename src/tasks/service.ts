@@ -407,7 +407,7 @@ export class TaskRunner implements TaskService {
       error: err.message,
     }));
     if (!started.ok) {
-      revokeKey(this.deps.keys, secret);
+      this.deps.keys.remove(secret);
       return q.toView((await this.store.fail(row.id, r.from, started.error)) ?? row);
     }
     const p = started.process;
@@ -426,7 +426,7 @@ export class TaskRunner implements TaskService {
     const moved = await this.toWorking(row.id, r, set, { ...r.summary, pid: p.pid });
     if (!moved) {
       p.terminate(0);
-      revokeKey(this.deps.keys, secret);
+      this.deps.keys.remove(secret);
       throw new AppError(
         'conflict',
         `task ${row.id} changed state while its process started; the process was stopped`,
@@ -471,7 +471,7 @@ export class TaskRunner implements TaskService {
 
   private async finish(id: string, live: Live, exit: Exit): Promise<void> {
     clearTimeout(live.timer);
-    revokeKey(this.deps.keys, live.secret);
+    this.deps.keys.remove(live.secret);
     if (this.live.get(id) === live) this.live.delete(id);
     const code = exit.kind === 'exited' ? exit.code : null;
     const moved =
@@ -535,13 +535,4 @@ function exitReason(exit: Exit): string {
   if (exit.kind === 'lost') return exit.error;
   if (exit.signal) return `the agent process was killed by ${exit.signal}`;
   return `the agent process exited with code ${exit.code}`;
-}
-
-/**
- * A task key dies with the task. KeyRing has no removal yet (reported to the lead); until it does,
- * the key stays valid for this process's lifetime.
- */
-function revokeKey(keys: KeyRing, secret: string): void {
-  const ring = keys as KeyRing & { remove?: (secret: string) => void };
-  ring.remove?.(secret);
 }
