@@ -10,7 +10,7 @@ import {
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
 } from '@a2a-js/sdk/client';
-import { clientKey, DEFAULT_URL } from './client.js';
+import { clientKey, DEFAULT_URL, unreachableMessage } from './client.js';
 
 export interface A2ACliOptions {
   /** `send`: register this callback URL for the task's push notifications. */
@@ -42,16 +42,29 @@ async function clientFor(base: string, opts: A2ACliOptions): Promise<Client> {
     if (key) headers.set('authorization', `Bearer ${key}`);
     return fetch(input, { ...init, headers });
   };
-  let card: AgentCard;
-  try {
-    card = await new DefaultAgentCardResolver().resolve(base);
-  } catch (err) {
-    throw new Error(`no A2A agent card at ${base}/.well-known/agent-card.json: ${(err as Error).message}`);
-  }
+  const card = await cardAt(base, base === gatewayUrl(opts));
   const factory = new ClientFactory({
     transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
   });
   return factory.createFromAgentCard(card);
+}
+
+/**
+ * The agent card at `base`. A failure names the card's URL and the network's reason (`ECONNREFUSED`,
+ * `ENOTFOUND`); when `base` is this gateway's own URL and nothing answers there, the wording every
+ * client command uses for an unreachable gateway (how to start it, or where to point it).
+ */
+async function cardAt(base: string, own: boolean): Promise<AgentCard> {
+  try {
+    return await new DefaultAgentCardResolver().resolve(base);
+  } catch (err) {
+    const code = (err as { cause?: { code?: unknown } }).cause?.code;
+    if (own && typeof code === 'string') throw new Error(unreachableMessage(base, err));
+    const why = typeof code === 'string' ? ` (${code})` : '';
+    throw new Error(
+      `no A2A agent card at ${base}/.well-known/agent-card.json: ${(err as Error).message}${why}`,
+    );
+  }
 }
 
 function taskLine(t: Task): string {
@@ -66,7 +79,7 @@ function taskLine(t: Task): string {
 
 export async function card(url: string | undefined, opts: A2ACliOptions = {}): Promise<void> {
   const base = (url ?? gatewayUrl(opts)).replace(/\/+$/, '');
-  const c = await new DefaultAgentCardResolver().resolve(base);
+  const c = await cardAt(base, url === undefined);
   print(opts, JSON.stringify(AgentCard.toJSON(c), null, opts.json ? undefined : 2));
 }
 

@@ -1,4 +1,32 @@
 /**
+ * Sections `init` writes commented out: they name a database, a command or an agent the new gateway
+ * does not have. config.test.ts parses each uncommented, so they cannot drift from the schema either.
+ */
+export const TOOLS_EXAMPLE = `tools:
+  ticket.query:
+    kind: sql
+    description: Look up tickets by status
+    input_schema: { type: object, required: [status], properties: { status: { enum: [open, pending, closed] } } }
+    sql: { database_env: TICKETS_DB_URL, query: "SELECT id, title, status FROM tickets WHERE status = :status LIMIT 50" }
+    context: { mode: head_tail, keep: 5 }
+    redact: [cn_mobile, email]`;
+
+export const A2A_EXAMPLE = `a2a:
+  push: true
+  skills:
+    - id: review
+      name: Review a change
+      description: Reviews the diff in the message and reports findings
+      action: { type: command, command: [claude, -p, "Review the change described in the attached file"] }`;
+
+function commented(block: string): string {
+  return block
+    .split('\n')
+    .map((l) => `# ${l}`)
+    .join('\n');
+}
+
+/**
  * What `switchboard init` writes. config.test.ts parses it, so the example can never drift from the
  * schema. Every key is shown with its default; secrets are only ever named by environment variable.
  */
@@ -62,4 +90,10 @@ triggers: []
 # Outbound URLs: private, loopback and plain-HTTP targets are refused unless listed here.
 egress:
   allow: []
+
+# Tools agents reach through the gate: GET /v1/tools, POST /v1/touch, and the MCP server (docs/reach.md).
+${commented(TOOLS_EXAMPLE)}
+
+# Switchboard as an A2A agent: GET /.well-known/agent-card.json, POST /a2a (docs/a2a.md).
+${commented(A2A_EXAMPLE)}
 `;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ENV_OVERRIDES } from '../config/env.js';
-import { EXAMPLE_CONFIG } from '../config/example.js';
+import { A2A_EXAMPLE, EXAMPLE_CONFIG, TOOLS_EXAMPLE } from '../config/example.js';
 import { ConfigError } from '../config/load.js';
 import { loadConfig, parseConfig } from './config.js';
 
@@ -41,6 +41,22 @@ describe('config', () => {
   it('parses the example `switchboard init` writes', () => {
     const { config } = loadConfig({ path: file(EXAMPLE_CONFIG), env: {} });
     expect(config.auth.keys.map((k) => k.role)).toEqual(['agent', 'approver', 'admin']);
+  });
+
+  it('parses each section the example writes commented out, once uncommented', () => {
+    for (const block of [TOOLS_EXAMPLE, A2A_EXAMPLE]) {
+      const commented = block
+        .split('\n')
+        .map((l) => `# ${l}`)
+        .join('\n');
+      expect(EXAMPLE_CONFIG).toContain(commented);
+      const { config } = loadConfig({ path: file(EXAMPLE_CONFIG.replace(commented, block)), env: {} });
+      expect(config.auth.keys).toHaveLength(3);
+    }
+    const tools = loadConfig({ path: file(TOOLS_EXAMPLE), env: {} }).config.tools;
+    expect(Object.keys(tools ?? {})).toEqual(['ticket.query']);
+    const a2a = loadConfig({ path: file(A2A_EXAMPLE), env: {} }).config.a2a;
+    expect(a2a?.skills.map((k) => k.id)).toEqual(['review']);
   });
 
   it('lets the environment override the file', () => {
