@@ -78,11 +78,16 @@ async function benchOne(sync: 'full' | 'normal'): Promise<string[]> {
     // CPU of this process (every thread: HTTP, the gate, the SQLite writer) per answered request: the
     // figure that says what a request costs us when latency is the scheduler's (a loaded machine).
     let cpu = process.cpuUsage();
+    // How busy the event loop was (the whole run, warm-up second included): near 1 means every request
+    // waits for the ones before it, so the p99 is a queue's, whatever the disk does.
+    let elu = performance.eventLoopUtilization();
     const paced = { rate: RATE, seconds: DURATION_S, connections: CONNECTIONS };
     const health = await pacedLoad({ ...paced, url: `${server.url}/healthz` });
     const healthCpu = cpuPer(process.cpuUsage(cpu), health.ok);
+    const healthElu = performance.eventLoopUtilization(elu).utilization;
     const c0 = costs(server.services);
     cpu = process.cpuUsage();
+    elu = performance.eventLoopUtilization();
     const ours = await pacedLoad({
       ...paced,
       url: `${server.url}/v1/gate/evaluate`,
@@ -91,6 +96,7 @@ async function benchOne(sync: 'full' | 'normal'): Promise<string[]> {
       headers,
     });
     const oursCpu = cpuPer(process.cpuUsage(cpu), ours.ok);
+    const oursElu = performance.eventLoopUtilization(elu).utilization;
     const c1 = costs(server.services);
     const after = loadavg();
     const la = (l: number[]) => l.map((x) => x.toFixed(1)).join(' ');
@@ -112,6 +118,11 @@ async function benchOne(sync: 'full' | 'normal'): Promise<string[]> {
         '  server CPU per request',
         `${oursCpu.toFixed(0)} µs`,
         `GET /healthz ${healthCpu.toFixed(0)} µs in the same run`,
+      ),
+      line(
+        '  event loop busy',
+        `${fmt(oursElu * 100)} %`,
+        `GET /healthz ${fmt(healthElu * 100)} % in the same run`,
       ),
       costLine('  per decision', c0, c1, ours.ok),
     ];
