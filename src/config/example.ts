@@ -19,7 +19,8 @@ export const A2A_EXAMPLE = `a2a:
       description: Reviews the diff in the message and reports findings
       action: { type: command, command: [claude, -p, "Review the change described in the attached file"] }`;
 
-function commented(block: string): string {
+/** `block` as `init` writes it: each line behind `# `. */
+export function commented(block: string): string {
   return block
     .split('\n')
     .map((l) => `# ${l}`)

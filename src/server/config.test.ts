@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ENV_OVERRIDES } from '../config/env.js';
-import { A2A_EXAMPLE, EXAMPLE_CONFIG, TOOLS_EXAMPLE } from '../config/example.js';
+import { A2A_EXAMPLE, commented, EXAMPLE_CONFIG, TOOLS_EXAMPLE } from '../config/example.js';
 import { ConfigError } from '../config/load.js';
 import { loadConfig, parseConfig } from './config.js';
 
@@ -45,12 +45,8 @@ describe('config', () => {
 
   it('parses each section the example writes commented out, once uncommented', () => {
     for (const block of [TOOLS_EXAMPLE, A2A_EXAMPLE]) {
-      const commented = block
-        .split('\n')
-        .map((l) => `# ${l}`)
-        .join('\n');
-      expect(EXAMPLE_CONFIG).toContain(commented);
-      const { config } = loadConfig({ path: file(EXAMPLE_CONFIG.replace(commented, block)), env: {} });
+      expect(EXAMPLE_CONFIG).toContain(commented(block));
+      const { config } = loadConfig({ path: file(EXAMPLE_CONFIG.replace(commented(block), block)), env: {} });
       expect(config.auth.keys).toHaveLength(3);
     }
     const tools = loadConfig({ path: file(TOOLS_EXAMPLE), env: {} }).config.tools;
